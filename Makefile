@@ -1,0 +1,38 @@
+# Two commands set up everything:  make lab  (JupyterLab on the tour)  and  make test.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: lab test test-fast test-spark check-java lint clean
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "schemalab needs Java 17 or newer for Spark, and no 'java' is on PATH."; \
+	  echo "Install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; conda: see environment.yml)."; exit 1; }
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	  if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
+	    echo "schemalab needs Java 17 or newer for Spark; found: $$(java -version 2>&1 | head -1)"; exit 1; fi
+
+$(STAMP): pyproject.toml
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  test -x $(PY) || $$PYBIN -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev,lab]"
+	@touch $(STAMP)
+
+lab: check-java $(STAMP)
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks notebooks/00_tour.ipynb
+
+test: check-java $(STAMP)
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not spark"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src widgets tests bench
+	$(VENV)/bin/mypy src
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

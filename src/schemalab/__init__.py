@@ -1,0 +1,1 @@
+"""schemalab: explore and teach table schema evolution."""

@@ -1,0 +1,720 @@
+"""Schema changes as values, applied by one pure function: ``apply_changes(schema, changes)``.
+
+Validation follows Paimon's ``SchemaManager.generateTableSchema`` and keeps its messages,
+naming the table where Paimon's message does not::
+
+    >>> from schemalab.schema import TableSchema
+    >>> from schemalab.types import DataField, STRING
+    >>> s0 = TableSchema(0, (DataField(0, "a", STRING()), DataField(1, "c", STRING())), 1)
+    >>> s1 = apply_changes(s0, [DropColumn(("c",))], time_millis=1)
+    >>> s2 = apply_changes(s1, [AddColumn(("c",), STRING())], time_millis=2)
+    >>> [(f.id, f.name) for f in s2.fields], s2.highest_field_id
+    ([(0, 'a'), (2, 'c')], 2)
+
+Field ids are never reused and ``highestFieldId`` only grows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, Union
+
+from schemalab.casts import cast_kind, cast_mode, supports_cast
+from schemalab.errors import SchemaChangeError
+from schemalab.schema import CURRENT_VERSION, TableSchema
+from schemalab.types import (
+    ArrayType,
+    DataField,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+    assign_field_ids,
+    quote_identifier,
+)
+
+MoveKind = Literal["FIRST", "AFTER", "BEFORE", "LAST"]
+
+# Paimon's CoreOptions marked @Immutable: they cannot change once a table has data.
+IMMUTABLE_OPTIONS = frozenset({
+    "type", "bucket-key", "bucket-function.type", "data-file.path-directory", "merge-engine",
+    "sequence.snapshot-ordering", "aggregation.remove-record-on-delete",
+    "partial-update.remove-record-on-delete", "partial-update.remove-record-on-sequence-group",
+    "rowkind.field", "primary-key", "primary-key.nullable", "partition",
+    "dynamic-bucket.initial-buckets", "force-lookup", "row-tracking.enabled",
+    "data-evolution.enabled", "index-file-in-data-file-dir", "blob-field",
+    "blob-descriptor-field", "blob-view-field", "pk-clustering-override",
+})
+# Keys are part of the schema itself here; changing them through options would bypass
+# the key rules, so they are refused even on an empty table.
+KEY_OPTIONS = frozenset({"primary-key", "partition"})
+NULL_TO_NOT_NULL_OPTION = "alter-column-null-to-not-null.disabled"
+ADD_COLUMN_BEFORE_PARTITION_OPTION = "add-column-before-partition"
+# Options whose values name columns; a rename rewrites them (Paimon's applyRenameColumnsToOptions).
+_COLUMN_LIST_OPTIONS = ("bucket-key", "sequence.field")
+
+
+def _path_text(path: Sequence[str]) -> str:
+    return ".".join(path)
+
+
+def _path_sql(path: Sequence[str]) -> str:
+    return ".".join(quote_identifier(p) for p in path)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A column position: FIRST, LAST, or AFTER/BEFORE a reference column."""
+
+    field_name: str
+    kind: MoveKind
+    reference: str | None = None
+
+    def sql(self) -> str:
+        if self.kind in ("FIRST", "LAST"):
+            return self.kind
+        return f"{self.kind} {quote_identifier(self.reference or '')}"
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    path: tuple[str, ...]
+    data_type: DataType
+    comment: str | None = None
+    move: Move | None = None
+
+    def sql(self) -> str:
+        text = f"ADD COLUMN {_path_sql(self.path)} {self.data_type.sql()}"
+        if self.comment is not None:
+            text += " COMMENT '" + self.comment.replace("'", "\\'") + "'"
+        if self.move is not None:
+            text += " " + self.move.sql()
+        return text
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    path: tuple[str, ...]
+
+    def sql(self) -> str:
+        return f"DROP COLUMN {_path_sql(self.path)}"
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    path: tuple[str, ...]
+    new_name: str
+
+    def sql(self) -> str:
+        return f"RENAME COLUMN {_path_sql(self.path)} TO {quote_identifier(self.new_name)}"
+
+
+@dataclass(frozen=True)
+class UpdateColumnType:
+    path: tuple[str, ...]
+    new_type: DataType
+    #: Spark's ALTER COLUMN ... TYPE keeps the column's nullability
+    keep_nullability: bool = True
+
+    def sql(self) -> str:
+        return f"ALTER COLUMN {_path_sql(self.path)} TYPE {self.new_type.sql()}"
+
+
+@dataclass(frozen=True)
+class UpdateColumnNullability:
+    path: tuple[str, ...]
+    nullable: bool
+
+    def sql(self) -> str:
+        return (f"ALTER COLUMN {_path_sql(self.path)} "
+                f"{'DROP' if self.nullable else 'SET'} NOT NULL")
+
+
+@dataclass(frozen=True)
+class UpdateColumnComment:
+    path: tuple[str, ...]
+    comment: str | None
+
+    def sql(self) -> str:
+        text = "NULL" if self.comment is None else "'" + self.comment.replace("'", "\\'") + "'"
+        return f"ALTER COLUMN {_path_sql(self.path)} COMMENT {text}"
+
+
+@dataclass(frozen=True)
+class UpdateColumnPosition:
+    move: Move
+
+    def sql(self) -> str:
+        return f"ALTER COLUMN {quote_identifier(self.move.field_name)} {self.move.sql()}"
+
+
+@dataclass(frozen=True)
+class SetOption:
+    key: str
+    value: str
+
+    def sql(self) -> str:
+        return f"SET TBLPROPERTIES ('{self.key}' = '{self.value}')"
+
+
+@dataclass(frozen=True)
+class RemoveOption:
+    key: str
+
+    def sql(self) -> str:
+        return f"UNSET TBLPROPERTIES ('{self.key}')"
+
+
+@dataclass(frozen=True)
+class UpdateComment:
+    comment: str | None
+
+    def sql(self) -> str:
+        if self.comment is None:
+            return "UNSET TBLPROPERTIES ('comment')"
+        return "SET TBLPROPERTIES ('comment' = '" + self.comment.replace("'", "\\'") + "')"
+
+
+SchemaChange = Union[AddColumn, DropColumn, RenameColumn, UpdateColumnType,
+                     UpdateColumnNullability, UpdateColumnComment, UpdateColumnPosition,
+                     SetOption, RemoveOption, UpdateComment]
+
+
+# --------------------------------------------------------------------------------------------
+# Applying changes
+# --------------------------------------------------------------------------------------------
+
+
+class _Ctx:
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    def fail(self, message: str, *, column: str | None = None, rule: str,
+             names_table: bool = False) -> SchemaChangeError:
+        text = message if names_table else f"{message} (table {self.table})"
+        return SchemaChangeError(text, table=self.table, column=column, rule=rule)
+
+    def not_exists(self, column: str) -> SchemaChangeError:
+        return self.fail(f"Column {column} does not exist in the {self.table} table.",
+                         column=column, rule="column-must-exist", names_table=True)
+
+    def already_exists(self, column: str) -> SchemaChangeError:
+        return self.fail(f"Column {column} already exists in the {self.table} table.",
+                         column=column, rule="column-must-be-new", names_table=True)
+
+
+def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange], *,
+                  table: str = "default.T", has_snapshots: bool = False,
+                  time_millis: int | None = None) -> TableSchema:
+    """The schema that ``changes`` turn ``schema`` into, as schema ``schema.id + 1``.
+
+    Pure: nothing is read or written. Raises :class:`SchemaChangeError` naming the table,
+    the column and the rule when Paimon would refuse a change; then no schema results.
+    ``has_snapshots`` enables the rules that only apply once a table holds data.
+    """
+    ctx = _Ctx(table)
+    old_options = schema.effective_options()
+    options = dict(old_options)
+    null_to_not_null_disabled = old_options.get(NULL_TO_NOT_NULL_OPTION, "true").lower() == "true"
+    add_before_partition = old_options.get(ADD_COLUMN_BEFORE_PARTITION_OPTION, "false") == "true"
+    try:
+        allow_explicit = cast_mode(old_options).allows_explicit
+    except ValueError as e:
+        raise ctx.fail(str(e), rule="cast-mode") from None
+
+    fields: tuple[DataField, ...] = schema.fields
+    highest = schema.highest_field_id
+    comment = schema.comment
+    primary_keys = list(schema.primary_keys)
+    partition_keys = schema.partition_keys
+    renames: list[tuple[str, str]] = []
+
+    for change in changes:
+        if isinstance(change, SetOption):
+            old_value = old_options.get(change.key)
+            if old_value != change.value:
+                _check_option_change(ctx, change.key, old_value, change.value, has_snapshots)
+                if change.key == "cast.mode":
+                    try:
+                        cast_mode({"cast.mode": change.value})
+                    except ValueError as e:
+                        raise ctx.fail(str(e), rule="cast-mode") from None
+                options[change.key] = change.value
+        elif isinstance(change, RemoveOption):
+            _check_option_reset(ctx, change.key, has_snapshots)
+            options.pop(change.key, None)
+        elif isinstance(change, UpdateComment):
+            comment = change.comment
+        elif isinstance(change, AddColumn):
+            if not change.data_type.nullable:
+                raise ctx.fail(
+                    f"Column {_path_text(change.path)} cannot specify NOT NULL in the "
+                    f"{table} table.", column=_path_text(change.path),
+                    rule="added-column-must-be-nullable", names_table=True)
+            highest += 1
+            counter = [highest]
+            new_type = assign_field_ids(change.data_type, counter)
+            new_field = DataField(highest, change.path[-1], new_type, change.comment)
+            highest = counter[0]
+            fields = _edit_container(ctx, fields, change.path, lambda fs, name, nf=new_field,
+                                     ch=change: _insert(ctx, fs, nf, ch, partition_keys,
+                                                        add_before_partition))
+        elif isinstance(change, RenameColumn):
+            if len(change.path) == 1 and change.path[0] in partition_keys:
+                raise ctx.fail(f"Cannot rename partition column: [{change.path[0]}]",
+                               column=change.path[0], rule="partition-keys-immutable")
+
+            def rename(fs: tuple[DataField, ...], name: str,
+                       ch: RenameColumn = change) -> tuple[DataField, ...]:
+                idx = _index(fs, name)
+                if idx < 0:
+                    raise ctx.not_exists(_path_text(ch.path))
+                if _index(fs, ch.new_name) >= 0:
+                    raise ctx.already_exists(_path_text((*ch.path[:-1], ch.new_name)))
+                return fs[:idx] + (replace(fs[idx], name=ch.new_name),) + fs[idx + 1:]
+
+            fields = _edit_container(ctx, fields, change.path, rename)
+            if len(change.path) == 1:
+                renames.append((change.path[0], change.new_name))
+                primary_keys = [change.new_name if k == change.path[0] else k
+                                for k in primary_keys]
+        elif isinstance(change, DropColumn):
+            if len(change.path) == 1 and (change.path[0] in partition_keys
+                                          or change.path[0] in schema.primary_keys):
+                raise ctx.fail(f"Cannot drop partition key or primary key: [{change.path[0]}]",
+                               column=change.path[0], rule="keys-cannot-be-dropped")
+
+            def drop(fs: tuple[DataField, ...], name: str,
+                     ch: DropColumn = change) -> tuple[DataField, ...]:
+                idx = _index(fs, name)
+                if idx < 0:
+                    raise ctx.not_exists(_path_text(ch.path))
+                rest = fs[:idx] + fs[idx + 1:]
+                if not rest:
+                    raise ctx.fail("Cannot drop all fields in table", column=_path_text(ch.path),
+                                   rule="table-needs-a-column")
+                return rest
+
+            fields = _edit_container(ctx, fields, change.path, drop)
+        elif isinstance(change, UpdateColumnType):
+            top = change.path[0]
+            if len(change.path) == 1 and top in partition_keys:
+                raise ctx.fail(f"Cannot update partition column: [{top}]", column=top,
+                               rule="partition-keys-immutable")
+            if len(change.path) == 1 and top in primary_keys:
+                raise ctx.fail("Cannot update primary key", column=top,
+                               rule="primary-keys-immutable")
+            fields = _edit_field(ctx, fields, change.path, _retype(
+                ctx, change, allow_explicit, null_to_not_null_disabled))
+        elif isinstance(change, UpdateColumnNullability):
+            if change.nullable and len(change.path) == 1 and change.path[0] in primary_keys:
+                raise ctx.fail("Cannot change nullability of primary key", column=change.path[0],
+                               rule="primary-keys-immutable")
+
+            def renull(f: DataField, sub: tuple[str, ...],
+                       ch: UpdateColumnNullability = change) -> DataField:
+                old_t = _type_at(f.type, sub)
+                _check_nullability(ctx, old_t.nullable, ch.nullable, _path_text(ch.path),
+                                   null_to_not_null_disabled)
+                return replace(f, type=_replace_at(f.type, sub, old_t.with_nullable(ch.nullable)))
+
+            fields = _edit_field(ctx, fields, change.path, renull)
+        elif isinstance(change, UpdateColumnComment):
+            fields = _edit_field(ctx, fields, change.path,
+                                 lambda f, sub, ch=change: replace(f, description=ch.comment))
+        elif isinstance(change, UpdateColumnPosition):
+            fields = _apply_move(ctx, fields, change.move)
+        else:  # pragma: no cover - the union is closed
+            raise ctx.fail(f"Unsupported change: {change!r}", rule="unsupported-change")
+
+    options = _rename_in_options(options, renames)
+    new_schema = TableSchema(
+        id=schema.id + 1,
+        fields=fields,
+        highest_field_id=highest,
+        partition_keys=partition_keys,
+        primary_keys=tuple(primary_keys),
+        options=options,
+        comment=comment,
+        time_millis=int(time.time() * 1000) if time_millis is None else time_millis,
+        version=CURRENT_VERSION,
+        extra=schema.extra,
+        layout=schema.layout,
+    )
+    validate_schema(new_schema, table=table)
+    return new_schema
+
+
+def validate_schema(schema: TableSchema, *, table: str = "default.T") -> None:
+    """Paimon's ``Schema``/``SchemaValidation`` checks on a whole schema: unique names, keys
+    that exist, primary keys NOT NULL, field ids unique and at most ``highestFieldId``."""
+    ctx = _Ctx(table)
+    names = schema.field_names
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        raise ctx.fail(f"Table column {names} must not contain duplicate fields. Found: {dups}",
+                       column=dups[0], rule="unique-column-names")
+    for keys, what in ((schema.partition_keys, "partition fields"),
+                       (schema.primary_keys, "primary key constraint")):
+        if len(set(keys)) != len(keys):
+            raise ctx.fail(f"Key constraint {list(keys)} must not contain duplicate columns.",
+                           rule="unique-key-columns")
+        missing = [k for k in keys if k not in names]
+        if missing:
+            raise ctx.fail(f"Table column {names} should include all {what} {list(keys)}",
+                           column=missing[0], rule="keys-must-exist")
+    for k in schema.primary_keys:
+        f = schema.field(k)
+        if f is not None and f.type.nullable:
+            raise ctx.fail(f"Primary key column {k} must be NOT NULL", column=k,
+                           rule="primary-keys-not-null")
+    from schemalab.types import iter_fields
+
+    ids = [f.id for _, f in iter_fields(schema.fields)]
+    dup_ids = sorted({i for i in ids if ids.count(i) > 1})
+    if dup_ids:
+        raise ctx.fail(f"Field ids must be unique; repeated: {dup_ids}", rule="unique-field-ids")
+    if ids and max(ids) > schema.highest_field_id:
+        raise ctx.fail(f"Field id {max(ids)} is above highestFieldId "
+                       f"{schema.highest_field_id}", rule="highest-field-id")
+    for path, f in iter_fields(schema.fields):
+        if isinstance(f.type, RowType):
+            inner = [g.name for g in f.type.fields]
+            nd = sorted({n for n in inner if inner.count(n) > 1})
+            if nd:
+                raise ctx.fail(f"Nested row {_path_text(path)} has duplicate fields: {nd}",
+                               column=_path_text(path), rule="unique-column-names")
+
+
+# ---- option rules -----------------------------------------------------------------------
+
+
+def _check_option_change(ctx: _Ctx, key: str, old: str | None, new: str,
+                         has_snapshots: bool) -> None:
+    if key == "type" or key in KEY_OPTIONS or (has_snapshots and key in IMMUTABLE_OPTIONS):
+        raise ctx.fail(f"Change '{key}' is not supported yet.", rule="immutable-option",
+                       column=None)
+    if key == "bucket":
+        try:
+            new_bucket = int(new)
+            old_bucket = -1 if old is None else int(old)
+        except ValueError:
+            raise ctx.fail(f"Option 'bucket' must be an integer, not '{new}'",
+                           rule="bucket-is-integer") from None
+        if has_snapshots and old_bucket == -1:
+            raise ctx.fail("Cannot change bucket when it is -1.", rule="bucket-mode-fixed")
+        if has_snapshots and new_bucket == -1:
+            raise ctx.fail("Cannot change bucket to -1.", rule="bucket-mode-fixed")
+        if new_bucket == 0 or new_bucket < -2:
+            raise ctx.fail(f"The number of buckets must be positive or -1, not {new_bucket}",
+                           rule="bucket-is-integer")
+
+
+def _check_option_reset(ctx: _Ctx, key: str, has_snapshots: bool) -> None:
+    if key == "type" or key in KEY_OPTIONS or (has_snapshots and key in IMMUTABLE_OPTIONS):
+        raise ctx.fail(f"Change '{key}' is not supported yet.", rule="immutable-option")
+    if has_snapshots and key == "bucket":
+        raise ctx.fail("Cannot reset bucket.", rule="bucket-mode-fixed")
+
+
+def _rename_in_options(options: dict[str, str], renames: list[tuple[str, str]]) -> dict[str, str]:
+    if not renames:
+        return options
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        for old, new in renames:
+            if key in _COLUMN_LIST_OPTIONS:
+                value = ",".join(new if c.strip() == old else c.strip() for c in value.split(","))
+            if key.startswith(f"fields.{old}."):
+                key = f"fields.{new}." + key[len(f"fields.{old}."):]
+        out[key] = value
+    return out
+
+
+# ---- column rules -----------------------------------------------------------------------
+
+
+def _check_nullability(ctx: _Ctx, old_nullable: bool, new_nullable: bool, column: str,
+                       disabled: bool) -> None:
+    if disabled and old_nullable and not new_nullable:
+        raise ctx.fail(
+            f"Cannot update column type from nullable to non nullable for {column}. "
+            "You can set table configuration option 'alter-column-null-to-not-null.disabled' "
+            "= 'false' to allow converting null columns to not null",
+            column=column, rule="nullable-to-not-null")
+
+
+def _retype(ctx: _Ctx, change: UpdateColumnType, allow_explicit: bool,
+            null_to_not_null_disabled: bool) -> Callable[[DataField, tuple[str, ...]], DataField]:
+    def apply(f: DataField, sub: tuple[str, ...]) -> DataField:
+        column = _path_text(change.path)
+        source = _type_at(f.type, sub)
+        target = change.new_type
+        if change.keep_nullability:
+            target = target.with_nullable(source.nullable)
+        else:
+            _check_nullability(ctx, source.nullable, target.nullable, column,
+                               null_to_not_null_disabled)
+        if _contains_row(target) or _contains_row(source):
+            if target.with_nullable(True) != _strip_ids(source).with_nullable(True):
+                raise ctx.fail(
+                    f"Column type {f.name}[{source.sql()}] cannot be converted to "
+                    f"{target.sql()} without losing information. Change the fields of a "
+                    f"ROW one by one (e.g. ALTER COLUMN {column}.x TYPE ...)",
+                    column=column, rule="type-change")
+            target = _replace_nullability_only(source, target)
+        elif not supports_cast(source, target, allow_explicit):
+            why = ""
+            if cast_kind(source, target) == "explicit":
+                why = " (explicit casts are disabled for this table: cast.mode = implicit)"
+            raise ctx.fail(
+                f"Column type {f.name}[{source.sql()}] cannot be converted to {target.sql()} "
+                f"without losing information.{why}", column=column, rule="type-change")
+        return replace(f, type=_replace_at(f.type, sub, target))
+
+    return apply
+
+
+def _contains_row(t: DataType) -> bool:
+    if isinstance(t, RowType):
+        return True
+    if isinstance(t, ArrayType | MultisetType):
+        return _contains_row(t.element)
+    if isinstance(t, MapType):
+        return _contains_row(t.key) or _contains_row(t.value)
+    return False
+
+
+def _strip_ids(t: DataType) -> DataType:
+    if isinstance(t, RowType):
+        return RowType(tuple(replace(f, id=-1, type=_strip_ids(f.type), description=None)
+                             for f in t.fields), t.nullable)
+    if isinstance(t, ArrayType):
+        return ArrayType(_strip_ids(t.element), t.nullable)
+    if isinstance(t, MultisetType):
+        return MultisetType(_strip_ids(t.element), t.nullable)
+    if isinstance(t, MapType):
+        return MapType(_strip_ids(t.key), _strip_ids(t.value), t.nullable)
+    return t
+
+
+def _replace_nullability_only(source: DataType, target: DataType) -> DataType:
+    return source.with_nullable(target.nullable)
+
+
+# ---- navigating nested columns ------------------------------------------------------------
+
+
+def _index(fields: tuple[DataField, ...], name: str) -> int:
+    for i, f in enumerate(fields):
+        if f.name == name:
+            return i
+    return -1
+
+
+def _edit_container(ctx: _Ctx, fields: tuple[DataField, ...], path: tuple[str, ...],
+                    edit: Callable[[tuple[DataField, ...], str], tuple[DataField, ...]]
+                    ) -> tuple[DataField, ...]:
+    """Apply ``edit`` to the field list that holds ``path[-1]`` (top level, or the fields of a
+    ROW reached through ``path[:-1]``, passing ARRAY ``element`` / MAP ``value`` steps)."""
+    return _edit_rows(ctx, fields, path, 0, edit)
+
+
+def _edit_rows(ctx: _Ctx, fields: tuple[DataField, ...], path: tuple[str, ...], depth: int,
+               edit: Callable[[tuple[DataField, ...], str], tuple[DataField, ...]]
+               ) -> tuple[DataField, ...]:
+    if depth == len(path) - 1:
+        return edit(fields, path[depth])
+    idx = _index(fields, path[depth])
+    if idx < 0:
+        raise ctx.not_exists(_path_text(path[:depth + 1]))
+    f = fields[idx]
+    new_type = _edit_inside(ctx, f.type, path, depth + 1, edit)
+    return fields[:idx] + (replace(f, type=new_type),) + fields[idx + 1:]
+
+
+def _edit_inside(ctx: _Ctx, t: DataType, path: tuple[str, ...], depth: int,
+                 edit: Callable[[tuple[DataField, ...], str], tuple[DataField, ...]]) -> DataType:
+    if isinstance(t, RowType):
+        return RowType(_edit_rows(ctx, t.fields, path, depth, edit), t.nullable)
+    if depth < len(path) - 1:
+        step = path[depth]
+        if isinstance(t, ArrayType) and step == "element":
+            return ArrayType(_edit_inside(ctx, t.element, path, depth + 1, edit), t.nullable)
+        if isinstance(t, MultisetType) and step == "element":
+            return MultisetType(_edit_inside(ctx, t.element, path, depth + 1, edit), t.nullable)
+        if isinstance(t, MapType) and step == "value":
+            return MapType(t.key, _edit_inside(ctx, t.value, path, depth + 1, edit), t.nullable)
+    raise ctx.not_exists(_path_text(path))
+
+
+def _edit_field(ctx: _Ctx, fields: tuple[DataField, ...], path: tuple[str, ...],
+                edit: Callable[[DataField, tuple[str, ...]], DataField]) -> tuple[DataField, ...]:
+    """Apply ``edit(field, sub)`` to the field named by ``path``. A path may end in
+    ``element``/``value`` steps into an ARRAY or MAP (``sub``), as Paimon's nested updates do
+    for ``ARRAY<INT> → ARRAY<BIGINT>``."""
+    for split in range(len(path), 0, -1):
+        head, sub = path[:split], path[split:]
+        if sub and not all(s in ("element", "value") for s in sub):
+            continue
+        try:
+            return _edit_container(ctx, fields, head,
+                                   lambda fs, name, s=sub: _edit_one(ctx, fs, name, path, s, edit))
+        except _NoSuchStep:
+            continue
+    raise ctx.not_exists(_path_text(path))
+
+
+class _NoSuchStep(Exception):
+    pass
+
+
+def _edit_one(ctx: _Ctx, fs: tuple[DataField, ...], name: str, path: tuple[str, ...],
+              sub: tuple[str, ...], edit: Callable[[DataField, tuple[str, ...]], DataField]
+              ) -> tuple[DataField, ...]:
+    idx = _index(fs, name)
+    if idx < 0:
+        if sub:
+            raise _NoSuchStep()
+        raise ctx.not_exists(_path_text(path))
+    if sub and not _has_sub(fs[idx].type, sub):
+        raise _NoSuchStep()
+    return fs[:idx] + (edit(fs[idx], sub),) + fs[idx + 1:]
+
+
+def _has_sub(t: DataType, sub: tuple[str, ...]) -> bool:
+    for step in sub:
+        if isinstance(t, ArrayType | MultisetType) and step == "element":
+            t = t.element
+        elif isinstance(t, MapType) and step == "value":
+            t = t.value
+        else:
+            return False
+    return True
+
+
+def _type_at(t: DataType, sub: tuple[str, ...]) -> DataType:
+    for step in sub:
+        t = t.element if step == "element" else t.value  # type: ignore[union-attr]
+    return t
+
+
+def _replace_at(t: DataType, sub: tuple[str, ...], new: DataType) -> DataType:
+    if not sub:
+        return new
+    if isinstance(t, ArrayType):
+        return ArrayType(_replace_at(t.element, sub[1:], new), t.nullable)
+    if isinstance(t, MultisetType):
+        return MultisetType(_replace_at(t.element, sub[1:], new), t.nullable)
+    assert isinstance(t, MapType)
+    return MapType(t.key, _replace_at(t.value, sub[1:], new), t.nullable)
+
+
+def _insert(ctx: _Ctx, fs: tuple[DataField, ...], new: DataField, change: AddColumn,
+            partition_keys: tuple[str, ...], add_before_partition: bool) -> tuple[DataField, ...]:
+    if _index(fs, new.name) >= 0:
+        raise ctx.already_exists(_path_text(change.path))
+    move = change.move
+    items = list(fs)
+    if move is None or move.kind == "LAST":
+        if move is None and add_before_partition and partition_keys and len(change.path) == 1:
+            at = next((i for i, f in enumerate(items) if f.name in partition_keys), len(items))
+            items.insert(at, new)
+        else:
+            items.append(new)
+    elif move.kind == "FIRST":
+        items.insert(0, new)
+    else:
+        ref = _index(fs, move.reference or "")
+        if ref < 0:
+            raise ctx.not_exists(_path_text((*change.path[:-1], move.reference or "")))
+        items.insert(ref + 1 if move.kind == "AFTER" else ref, new)
+    return tuple(items)
+
+
+def _apply_move(ctx: _Ctx, fields: tuple[DataField, ...], move: Move) -> tuple[DataField, ...]:
+    items = list(fields)
+    at = _index(fields, move.field_name)
+    if at < 0:
+        raise ctx.fail(f"Field name not found: {move.field_name}", column=move.field_name,
+                       rule="column-must-exist")
+    if move.kind in ("FIRST", "LAST"):
+        target = 0 if move.kind == "FIRST" else len(items) - 1
+        if target == at:
+            raise ctx.fail(f"Cannot move itself for column {move.field_name}",
+                           column=move.field_name, rule="move-needs-another-column")
+    else:
+        ref = _index(fields, move.reference or "")
+        if ref < 0:
+            raise ctx.fail(f"Reference field name not found: {move.reference}",
+                           column=move.reference, rule="column-must-exist")
+        if ref == at:
+            raise ctx.fail(f"Cannot move itself for column {move.field_name}",
+                           column=move.field_name, rule="move-needs-another-column")
+        target = ref
+        if move.kind == "AFTER" and at > ref:
+            target += 1
+        if move.kind == "BEFORE" and at < ref:
+            target -= 1
+        target = min(target, len(items) - 1)
+    f = items.pop(at)
+    items.insert(target, f)
+    return tuple(items)
+
+
+# --------------------------------------------------------------------------------------------
+# A new table's first schema
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column of CREATE TABLE, before it has an id."""
+
+    name: str
+    data_type: DataType
+    comment: str | None = None
+
+
+def new_table_schema(columns: Sequence[ColumnSpec], *, partition_keys: Sequence[str] = (),
+                     primary_keys: Sequence[str] = (), options: dict[str, str] | None = None,
+                     comment: str | None = None, table: str = "default.T",
+                     time_millis: int | None = None) -> TableSchema:
+    """Schema 0 of a new table, with ids assigned as Paimon's ``Schema.Builder`` does: each
+    column takes the next id, then its nested ROW fields, depth first. Primary-key columns
+    become NOT NULL. ``'primary-key'`` / ``'partition'`` options are folded into the keys."""
+    ctx = _Ctx(table)
+    opts = dict(options or {})
+    pk = list(primary_keys)
+    pt = list(partition_keys)
+    for key, target in (("primary-key", pk), ("partition", pt)):
+        if key in opts:
+            listed = [c.strip() for c in opts.pop(key).split(",") if c.strip()]
+            if target and target != listed:
+                raise ctx.fail(f"Cannot define '{key}' in both the DDL and the table options "
+                               f"({target} vs {listed})", rule="keys-defined-once")
+            target[:] = listed
+    if not columns:
+        raise ctx.fail("A table needs at least one column", rule="table-needs-a-column")
+    if "cast.mode" in opts:
+        try:
+            cast_mode(opts)
+        except ValueError as e:
+            raise ctx.fail(str(e), rule="cast-mode") from None
+    counter = [-1]
+    fields = []
+    for col in columns:
+        counter[0] += 1
+        fid = counter[0]
+        t = assign_field_ids(col.data_type, counter)
+        if col.name in pk:
+            t = t.with_nullable(False)
+        fields.append(DataField(fid, col.name, t, col.comment))
+    schema = TableSchema(
+        id=0, fields=tuple(fields), highest_field_id=counter[0], partition_keys=tuple(pt),
+        primary_keys=tuple(pk), options=opts, comment=comment,
+        time_millis=int(time.time() * 1000) if time_millis is None else time_millis)
+    validate_schema(schema, table=table)
+    return schema

@@ -1,0 +1,65 @@
+"""Errors a user sees. Each names the table, the column and the rule that was broken.
+
+Every error schemalab raises on purpose is a :class:`SchemaLabError`, so a notebook or the
+CLI can show its message instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class SchemaLabError(Exception):
+    """Base class. ``table``, ``column`` and ``rule`` are set where they are known."""
+
+    def __init__(self, message: str, *, table: str | None = None, column: str | None = None,
+                 rule: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.table = table
+        self.column = column
+        self.rule = rule
+
+
+class UnknownTypeError(SchemaLabError, ValueError):
+    """A type string or JSON type node that is not a Paimon type."""
+
+    def __init__(self, message: str, *, type_text: str | None = None,
+                 table: str | None = None, column: str | None = None) -> None:
+        super().__init__(message, table=table, column=column, rule="unknown-type")
+        self.type_text = type_text
+
+
+class SchemaChangeError(SchemaLabError):
+    """An ALTER that Paimon's SchemaManager rules refuse. Nothing was written."""
+
+
+class CorruptFileError(SchemaLabError):
+    """A metadata or data file that cannot be parsed: names the file and what is wrong."""
+
+    def __init__(self, path: str, what: str, *, table: str | None = None) -> None:
+        super().__init__(f"{path}: {what}", table=table, rule="corrupt-file")
+        self.path = path
+        self.what = what
+
+
+class UnsupportedVersionError(CorruptFileError):
+    """A format version newer (or other) than the ones schemalab understands."""
+
+
+class CommitConflictError(SchemaLabError):
+    """A commit kept losing races to other writers and gave up; nothing of it is visible."""
+
+
+class SqlError(SchemaLabError):
+    """A statement that cannot be parsed or is not supported."""
+
+
+class TableNotFoundError(SchemaLabError):
+    """No such table in the warehouse."""
+
+
+class TableExistsError(SchemaLabError):
+    """CREATE TABLE of a table that exists."""
+
+
+class InvalidIdentifierError(SchemaLabError):
+    """A database or table name that would leave the warehouse or is otherwise unusable."""

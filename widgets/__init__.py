@@ -1,0 +1,1 @@
+"""Notebook widgets for schemalab (filled in by the widget issue)."""
