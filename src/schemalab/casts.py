@@ -171,6 +171,8 @@ def _fits(source: AtomicType, target: AtomicType) -> bool:
             return _decimal_fits(source.precision or 10, source.scale or 0,
                                  target.precision or 10, target.scale or 0)
         return False  # FLOAT/DOUBLE → DECIMAL can overflow or round
+    if source.root in _TIMESTAMPS and target.root in _TIMESTAMPS:
+        return (target.precision or 0) >= (source.precision or 0)
     if source.root in (R.CHAR, R.VARCHAR) and target.root in (R.CHAR, R.VARCHAR):
         return (target.length or 0) >= (source.length or 0)
     if source.root in (R.BINARY, R.VARBINARY) and target.root in (R.BINARY, R.VARBINARY):

@@ -564,6 +564,10 @@ def _edit_field(ctx: _Ctx, fields: tuple[DataField, ...], path: tuple[str, ...],
                                    lambda fs, name, s=sub: _edit_one(ctx, fs, name, path, s, edit))
         except _NoSuchStep:
             continue
+        except SchemaChangeError as e:
+            # ("tags", "element") is not a ROW path; try it as a step into the ARRAY.
+            if e.rule != "column-must-exist" or split == 1:
+                raise
     raise ctx.not_exists(_path_text(path))
 
 

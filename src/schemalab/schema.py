@@ -166,7 +166,9 @@ class TableSchema:
             fields = tuple(field_from_json(f) for f in data["fields"])
         except UnknownTypeError as e:
             raise CorruptFileError(path, e.message) from None
-        options = data.get("options") or {}
+        options = data.get("options", {})
+        if options is None:
+            options = {}
         if not isinstance(options, dict):
             raise CorruptFileError(path, "'options' must be an object")
         keys: dict[str, list[str]] = {}

@@ -1,0 +1,78 @@
+"""A local SparkSession configured for schemalab.
+
+Quiet (log4j2 at FATAL, no progress bars, no UI), bound to loopback, two shuffle partitions,
+its own temporary ``spark.sql.warehouse.dir``, timestamps written as TIMESTAMP_MICROS, Parquet
+field ids written and readable, and the session time zone in UTC so that reads of
+``TIMESTAMP WITH LOCAL TIME ZONE`` values print the same everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+#: SQL settings schemalab's reads and writes rely on; applied to a user's session too.
+SESSION_SQL_CONF = {
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.parquet.fieldId.write.enabled": "true",
+    # Reads by field id are requested per scan: a read schema whose fields carry no id
+    # falls back to names, so enabling this changes nothing for other reads.
+    "spark.sql.parquet.fieldId.read.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def local_spark(app_name: str = "schemalab", *, cores: int = 2, driver_memory: str = "2g",
+                extra_conf: dict[str, str] | None = None) -> SparkSession:
+    """Start (or return the running) local SparkSession with schemalab's settings.
+
+    JVM settings only take effect when this call starts the JVM; with a session already
+    running, only the SQL settings are applied (Spark ignores the rest)."""
+    from pyspark.sql import SparkSession
+
+    log_conf = resources.files("schemalab").joinpath("log4j2.properties")
+    warehouse_dir = tempfile.mkdtemp(prefix="schemalab-spark-warehouse-")
+    java_opts = f"-Dlog4j2.configurationFile=file:{log_conf} -Dderby.system.home={warehouse_dir}"
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .master(f"local[{cores}]")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", str(cores))
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.warehouse.dir", warehouse_dir)
+        .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    )
+    for key, value in {**SESSION_SQL_CONF, **(extra_conf or {})}.items():
+        builder = builder.config(key, value)
+    os.environ.setdefault("PYSPARK_PYTHON", _python())
+    spark = builder.getOrCreate()
+    configure_session(spark)
+    # PySpark logs every failed query with its whole JVM stack as JSON on stderr; the
+    # exception that reaches the caller already says it all.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    return spark
+
+
+def configure_session(spark: SparkSession) -> SparkSession:
+    """Apply the SQL settings schemalab relies on to any session (e.g. a user's own)."""
+    for key, value in SESSION_SQL_CONF.items():
+        spark.conf.set(key, value)
+    spark.sparkContext.setLogLevel("FATAL")
+    return spark
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable

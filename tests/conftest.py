@@ -1,0 +1,52 @@
+"""Shared fixtures. Pure-Python tests need no JVM; Spark tests share one session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PAIMON_TARBALL = FIXTURES / "paimon" / "pypaimon-2.1.0-warehouses.tar.gz"
+
+
+@pytest.fixture(scope="session")
+def pypaimon_warehouses(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The warehouses pypaimon 2.1.0 wrote (wh, wh5, wh6), extracted once, read-only use."""
+    root = tmp_path_factory.mktemp("pypaimon-warehouses")
+    with tarfile.open(PAIMON_TARBALL) as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
+@pytest.fixture()
+def pypaimon_warehouses_copy(pypaimon_warehouses: Path, tmp_path: Path) -> Path:
+    """A private, writable copy of the pypaimon warehouses."""
+    dest = tmp_path / "warehouses"
+    shutil.copytree(pypaimon_warehouses, dest)
+    return dest
+
+
+def fixture_schema_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("schema-*") if p.parent.name == "schema")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """One local SparkSession for every Spark test (starting one costs seconds)."""
+    import schemalab as sl
+
+    session = sl.local_spark()
+    yield session
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Spark tests are marked by using the session fixture, so `-m "not spark"` stays fast.
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+    os.environ.setdefault("SCHEMALAB_TEST", "1")
