@@ -26,7 +26,7 @@ from schemalab.changes import (
 )
 from schemalab.errors import SchemaChangeError
 from schemalab.schema import TableSchema
-from schemalab.types import parse_type, iter_fields
+from schemalab.types import iter_fields, parse_type
 
 T = parse_type
 
@@ -177,7 +177,8 @@ def test_bad_cast_mode_value_is_refused() -> None:
     ("TINYINT", "INT", "implicit"), ("INT", "BIGINT", "implicit"), ("BIGINT", "INT", "explicit"),
     ("INT", "DOUBLE", "implicit"), ("FLOAT", "DOUBLE", "implicit"), ("DOUBLE", "FLOAT", "explicit"),
     ("INT", "DECIMAL(10, 0)", "implicit"), ("INT", "DECIMAL(10, 2)", "explicit"),
-    ("DECIMAL(10, 2)", "DECIMAL(12, 2)", "implicit"), ("DECIMAL(10, 2)", "DECIMAL(8, 2)", "explicit"),
+    ("DECIMAL(10, 2)", "DECIMAL(12, 2)", "implicit"),
+    ("DECIMAL(10, 2)", "DECIMAL(8, 2)", "explicit"),
     ("CHAR(3)", "STRING", "implicit"), ("STRING", "VARCHAR(3)", "explicit"),
     ("INT", "STRING", "explicit"), ("STRING", "INT", "explicit"), ("INT", "BYTES", None),
     ("BINARY(2)", "BYTES", "implicit"), ("STRING", "BYTES", "explicit"),

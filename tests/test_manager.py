@@ -43,7 +43,7 @@ def test_commit_never_overwrites(tmp_path: Path) -> None:
 
 
 def test_corrupt_schema_file_is_named(tmp_path: Path) -> None:
-    m = make_table(tmp_path / "t")
+    make_table(tmp_path / "t")
     (tmp_path / "t/schema/schema-1").write_text('{"version" : 3, "id" : 1, "fie')
     with pytest.raises(CorruptFileError) as e:
         SchemaManager(str(tmp_path / "t")).latest()
@@ -52,6 +52,7 @@ def test_corrupt_schema_file_is_named(tmp_path: Path) -> None:
 
 def test_schema_file_with_the_wrong_id(tmp_path: Path) -> None:
     m = make_table(tmp_path / "t")
+    assert m.get(0).id == 0
     os.link(tmp_path / "t/schema/schema-0", tmp_path / "t/schema/schema-1")
     with pytest.raises(CorruptFileError, match="expected 1"):
         SchemaManager(str(tmp_path / "t")).get(1)

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import fixture_schema_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import fixture_schema_files
 from schemalab.errors import CorruptFileError, UnsupportedVersionError
 from schemalab.schema import TableSchema, jackson_pretty, jackson_string
 
@@ -95,8 +95,8 @@ def test_version_2_implies_orc_only_when_absent() -> None:
 
 
 def test_unknown_keys_and_options_survive_a_rewrite() -> None:
-    raw = SEED_EXAMPLE.replace('"timeMillis" : 1720496663041',
-                               '"timeMillis" : 1720496663041,\n  "futureKey" : {\n    "x" : [ 1, 2 ]\n  }')
+    future = '"timeMillis" : 1720496663041,\n  "futureKey" : {\n    "x" : [ 1, 2 ]\n  }'
+    raw = SEED_EXAMPLE.replace('"timeMillis" : 1720496663041', future)
     raw = raw.replace('"bucket" : "5"', '"bucket" : "5",\n    "some.unknown.option" : "v"')
     s = TableSchema.from_json(raw)
     assert s.extra == {"futureKey": {"x": [1, 2]}}

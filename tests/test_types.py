@@ -46,10 +46,12 @@ def test_every_atomic_type_prints_as_parsed(text: str, not_null: bool) -> None:
 
 @pytest.mark.parametrize(("spelling", "canonical"), [
     ("int", "INT"), ("INTEGER", "INT"), ("VARCHAR(2147483647)", "STRING"),
-    ("VARBINARY(2147483647)", "BYTES"), ("DECIMAL", "DECIMAL(10, 0)"), ("NUMERIC(5,1)", "DECIMAL(5, 1)"),
+    ("VARBINARY(2147483647)", "BYTES"), ("DECIMAL", "DECIMAL(10, 0)"),
+    ("NUMERIC(5,1)", "DECIMAL(5, 1)"),
     ("TIMESTAMP", "TIMESTAMP(6)"), ("TIMESTAMP_LTZ(3)", "TIMESTAMP(3) WITH LOCAL TIME ZONE"),
     ("TIMESTAMP(3) WITHOUT TIME ZONE", "TIMESTAMP(3)"), ("TIME", "TIME(0)"),
-    ("DOUBLE PRECISION", "DOUBLE"), ("INT ARRAY", "ARRAY<INT>"), ("INT NOT NULL MULTISET", "MULTISET<INT NOT NULL>"),
+    ("DOUBLE PRECISION", "DOUBLE"), ("INT ARRAY", "ARRAY<INT>"),
+    ("INT NOT NULL MULTISET", "MULTISET<INT NOT NULL>"),
     ("STRUCT<a: INT, b STRING NOT NULL>", "ROW<`a` INT, `b` STRING NOT NULL>"),
     ("map<string not null, array<int>>", "MAP<STRING NOT NULL, ARRAY<INT>>"),
     ("CHAR", "CHAR(1)"), ("BINARY", "BINARY(1)"),
@@ -105,8 +107,8 @@ def _atomic() -> st.SearchStrategy[DataType]:
                       st.sampled_from([TypeRoot.CHAR, TypeRoot.VARCHAR, TypeRoot.BINARY,
                                        TypeRoot.VARBINARY]),
                       st.integers(1, MAX_LENGTH))
-    dec = st.integers(1, 38).flatmap(
-        lambda p: st.integers(0, p).map(lambda s: AtomicType(TypeRoot.DECIMAL, precision=p, scale=s)))
+    dec = st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(
+        lambda s: AtomicType(TypeRoot.DECIMAL, precision=p, scale=s)))
     timed = st.builds(lambda r, p: AtomicType(r, precision=p),
                       st.sampled_from([TypeRoot.TIME_WITHOUT_TIME_ZONE,
                                        TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE,

@@ -15,8 +15,10 @@ FLIP-226 names three read modes, chosen here by the table option ``cast.mode``:
 ============== ============================================================================
 
     >>> from schemalab.types import parse_type as t
-    >>> cast_kind(t("INT"), t("BIGINT")), cast_kind(t("BIGINT"), t("INT")), cast_kind(t("INT"), t("BYTES"))
-    ('implicit', 'explicit', None)
+    >>> cast_kind(t("INT"), t("BIGINT")), cast_kind(t("BIGINT"), t("INT"))
+    ('implicit', 'explicit')
+    >>> cast_kind(t("INT"), t("BYTES")) is None
+    True
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ def cast_mode(options: Mapping[str, str]) -> CastMode:
         return CastMode(str(raw).strip().lower())
     except ValueError:
         allowed = ", ".join(m.value for m in CastMode)
-        raise ValueError(f"Option '{CAST_MODE_OPTION}' = '{raw}' is not one of: {allowed}") from None
+        raise ValueError(
+            f"Option '{CAST_MODE_OPTION}' = '{raw}' is not one of: {allowed}") from None
 
 
 def _roots(*families: Family) -> set[TypeRoot]:
@@ -70,7 +73,8 @@ def _roots(*families: Family) -> set[TypeRoot]:
 
 
 _TIMESTAMPS = {R.TIMESTAMP_WITHOUT_TIME_ZONE, R.TIMESTAMP_WITH_LOCAL_TIME_ZONE}
-_INTEGER_TARGET_EXPLICIT = _roots(Family.NUMERIC, Family.CHARACTER_STRING) | {R.BOOLEAN} | _TIMESTAMPS
+_INTEGER_TARGET_EXPLICIT = (_roots(Family.NUMERIC, Family.CHARACTER_STRING) | {R.BOOLEAN}
+                            | _TIMESTAMPS)
 
 # target root -> (implicit sources, explicit sources); every root is implicit from itself.
 _RULES: dict[TypeRoot, tuple[set[TypeRoot], set[TypeRoot]]] = {
@@ -184,12 +188,42 @@ def _decimal_fits(p1: int, s1: int, p2: int, s2: int) -> bool:
     return s2 >= s1 and (p2 - s2) >= (p1 - s1)
 
 
+def paimon_cast_kind(source: DataType, target: DataType) -> CastKind | None:
+    """Paimon's own rule table, by type root only: a same-root change (DECIMAL(10, 2) →
+    DECIMAL(8, 2), VARCHAR(10) → VARCHAR(5)) counts as implicit there, even though reading
+    it can lose information; :func:`cast_kind` is the finer view the read path uses."""
+    if isinstance(source, AtomicType) and isinstance(target, AtomicType):
+        if source.with_nullable(True) == target.with_nullable(True):
+            return "identity"
+        rule = _RULES.get(target.root)
+        if source.root is target.root or (rule is not None and source.root in rule[0]):
+            return "implicit"
+        if rule is not None and source.root in rule[1]:
+            return "explicit"
+        return None
+    kind = cast_kind(source, target)
+    if isinstance(source, ArrayType | MultisetType | MapType | RowType) and kind == "explicit" \
+            and type(source) is type(target):
+        # element-wise: judge the elements by the same root-based table
+        return _paimon_nested(source, target)
+    return kind
+
+
+def _paimon_nested(source: DataType, target: DataType) -> CastKind | None:
+    if isinstance(source, ArrayType | MultisetType) and isinstance(target, type(source)):
+        return paimon_cast_kind(source.element, target.element)  # type: ignore[union-attr]
+    if isinstance(source, MapType) and isinstance(target, MapType):
+        return _weakest(paimon_cast_kind(source.key, target.key),
+                        paimon_cast_kind(source.value, target.value))
+    return cast_kind(source, target)
+
+
 def supports_cast(source: DataType, target: DataType, allow_explicit: bool) -> bool:
     """Paimon's ``DataTypeCasts.supportsCast``: may a column of ``source`` be changed to
     ``target``? A nullable source may become NOT NULL only when explicit casts are allowed."""
     if source.nullable and not target.nullable and not allow_explicit:
         return False
-    kind = cast_kind(source, target)
+    kind = paimon_cast_kind(source, target)
     if kind is None:
         return False
     return kind != "explicit" or allow_explicit

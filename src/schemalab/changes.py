@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Union
+from typing import Literal
 
 from schemalab.casts import cast_kind, cast_mode, supports_cast
 from schemalab.errors import SchemaChangeError
@@ -177,9 +177,9 @@ class UpdateComment:
         return "SET TBLPROPERTIES ('comment' = '" + self.comment.replace("'", "\\'") + "')"
 
 
-SchemaChange = Union[AddColumn, DropColumn, RenameColumn, UpdateColumnType,
-                     UpdateColumnNullability, UpdateColumnComment, UpdateColumnPosition,
-                     SetOption, RemoveOption, UpdateComment]
+SchemaChange = (AddColumn | DropColumn | RenameColumn | UpdateColumnType
+                | UpdateColumnNullability | UpdateColumnComment | UpdateColumnPosition
+                | SetOption | RemoveOption | UpdateComment)
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange], *,
     for change in changes:
         if isinstance(change, SetOption):
             old_value = old_options.get(change.key)
-            if old_value != change.value:
+            if not _unchanged_option(change.key, old_value, change.value, schema):
                 _check_option_change(ctx, change.key, old_value, change.value, has_snapshots)
                 if change.key == "cast.mode":
                     try:
@@ -391,6 +391,23 @@ def validate_schema(schema: TableSchema, *, table: str = "default.T") -> None:
 # ---- option rules -----------------------------------------------------------------------
 
 
+def _unchanged_option(key: str, old: str | None, new: str, schema: TableSchema) -> bool:
+    """Paimon's ``isUnchangedNormalizedKey``: setting an option to what it already means is
+    no change at all (``type`` = ``table`` when unset, ``primary-key`` naming today's keys)."""
+    if old == new:
+        return True
+    if old is not None:
+        return False
+    if key == "type":
+        return new.strip().lower() == "table"
+    listed = [c.strip() for c in new.split(",") if c.strip()]
+    if key == "primary-key":
+        return listed == list(schema.primary_keys)
+    if key == "partition":
+        return listed == list(schema.partition_keys)
+    return False
+
+
 def _check_option_change(ctx: _Ctx, key: str, old: str | None, new: str,
                          has_snapshots: bool) -> None:
     if key == "type" or key in KEY_OPTIONS or (has_snapshots and key in IMMUTABLE_OPTIONS):
@@ -422,12 +439,20 @@ def _check_option_reset(ctx: _Ctx, key: str, has_snapshots: bool) -> None:
 def _rename_in_options(options: dict[str, str], renames: list[tuple[str, str]]) -> dict[str, str]:
     if not renames:
         return options
+    def rename_list(text: str, old: str, new: str) -> str:
+        return ",".join(new if c.strip() == old else c.strip() for c in text.split(","))
+
     out: dict[str, str] = {}
     for key, value in options.items():
         for old, new in renames:
             if key in _COLUMN_LIST_OPTIONS:
-                value = ",".join(new if c.strip() == old else c.strip() for c in value.split(","))
-            if key.startswith(f"fields.{old}."):
+                value = rename_list(value, old, new)
+            elif key.startswith("fields.") and key.endswith(".sequence-group"):
+                # fields.<a,b>.sequence-group = <c,d>: both sides name columns
+                middle = key[len("fields."):-len(".sequence-group")]
+                key = f"fields.{rename_list(middle, old, new)}.sequence-group"
+                value = rename_list(value, old, new)
+            elif key.startswith(f"fields.{old}."):
                 key = f"fields.{new}." + key[len(f"fields.{old}."):]
         out[key] = value
     return out
@@ -633,7 +658,10 @@ def _insert(ctx: _Ctx, fs: tuple[DataField, ...], new: DataField, change: AddCol
     else:
         ref = _index(fs, move.reference or "")
         if ref < 0:
-            raise ctx.not_exists(_path_text((*change.path[:-1], move.reference or "")))
+            # Java names the reference bare; the error's column still has the full path.
+            err = ctx.not_exists(move.reference or "")
+            err.column = _path_text((*change.path[:-1], move.reference or ""))
+            raise err
         items.insert(ref + 1 if move.kind == "AFTER" else ref, new)
     return tuple(items)
 

@@ -3,8 +3,9 @@
 Atomic types are SQL-like strings in schema files (``"BIGINT NOT NULL"``, ``"DECIMAL(10, 2)"``);
 nested types are JSON objects whose ROW fields carry ids::
 
-    >>> parse_type("DECIMAL(10, 2) NOT NULL")
-    AtomicType(root=<TypeRoot.DECIMAL: 'DECIMAL'>, nullable=False, length=None, precision=10, scale=2)
+    >>> t = parse_type("DECIMAL(10, 2) NOT NULL")
+    >>> t.root, t.precision, t.scale, t.nullable
+    (<TypeRoot.DECIMAL: 'DECIMAL'>, 10, 2, False)
     >>> parse_type("timestamp(3) with local time zone").sql()
     'TIMESTAMP(3) WITH LOCAL TIME ZONE'
     >>> parse_type("STRING").sql()
@@ -19,7 +20,7 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import UnknownTypeError
 
@@ -243,7 +244,7 @@ class RowType:
         return [f.name for f in self.fields]
 
 
-DataType = Union[AtomicType, ArrayType, MultisetType, MapType, RowType]
+DataType = AtomicType | ArrayType | MultisetType | MapType | RowType
 
 
 def _with_null(body: str, nullable: bool) -> str:
@@ -685,7 +686,8 @@ def iter_fields(fields: tuple[DataField, ...] | list[DataField],
         yield from _nested_fields(f.type, (*path, f.name))
 
 
-def _nested_fields(t: DataType, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], DataField]]:
+def _nested_fields(t: DataType, path: tuple[str, ...]
+                   ) -> Iterator[tuple[tuple[str, ...], DataField]]:
     if isinstance(t, RowType):
         yield from iter_fields(t.fields, path)
     elif isinstance(t, ArrayType | MultisetType):
@@ -700,13 +702,14 @@ def max_field_id(fields: tuple[DataField, ...] | list[DataField]) -> int:
 
 def assign_field_ids(t: DataType, next_id: list[int]) -> DataType:
     """Give every ROW field inside ``t`` a fresh id from ``next_id[0] + 1`` on, in Paimon's
-    order (ReassignFieldId: depth first, a field before its children)."""
+    order (ReassignFieldId: depth first, a field's children before the field)."""
     if isinstance(t, RowType):
         new_fields = []
         for f in t.fields:
+            # Java's ReassignFieldId numbers a field's nested fields before the field itself.
+            inner = assign_field_ids(f.type, next_id)
             next_id[0] += 1
-            fid = next_id[0]
-            new_fields.append(replace(f, id=fid, type=assign_field_ids(f.type, next_id)))
+            new_fields.append(replace(f, id=next_id[0], type=inner))
         return RowType(tuple(new_fields), t.nullable)
     if isinstance(t, ArrayType):
         return ArrayType(assign_field_ids(t.element, next_id), t.nullable)
@@ -888,7 +891,6 @@ def arrow_schema(fields: tuple[DataField, ...] | list[DataField], *,
 
 
 def from_arrow(t: pa.DataType, nullable: bool = True) -> DataType:
-    import pyarrow as pa
     import pyarrow.types as pat
 
     if pat.is_boolean(t):
