@@ -21,7 +21,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from schemalab.errors import CorruptFileError, UnknownTypeError, UnsupportedVersionError
-from schemalab.types import DataField, DataType, RowType, field_from_json, field_to_json, iter_fields
+from schemalab.types import (
+    DataField,
+    DataType,
+    RowType,
+    field_from_json,
+    field_to_json,
+    iter_fields,
+)
 
 CURRENT_VERSION = 3
 PAIMON_07_VERSION = 1
@@ -97,9 +104,12 @@ class TableSchema:
     def with_changes(self, **kwargs: Any) -> TableSchema:
         return replace(self, **kwargs)
 
-    def type_of(self, name: str) -> DataType | None:
+    def type_of(self, name: str) -> DataType:
+        """The type of top-level column ``name`` (KeyError if there is none)."""
         f = self.field(name)
-        return None if f is None else f.type
+        if f is None:
+            raise KeyError(f"schema {self.id} has no column {name!r}")
+        return f.type
 
     # ---- JSON ----------------------------------------------------------------------------
 
@@ -140,7 +150,7 @@ class TableSchema:
         if not isinstance(data, dict):
             raise CorruptFileError(path, "a schema file must hold a JSON object")
         raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return TableSchema.from_dict(data, path=path, layout=_detect_layout(raw))
+        return TableSchema.from_dict(data, path=path, layout=detect_layout(raw))
 
     @staticmethod
     def from_dict(data: Mapping[str, Any], *, path: str = "<schema>",
@@ -206,7 +216,8 @@ def _option_text(value: Any) -> str:
 _JAVA_KEY = re.compile(r'^\s*"(?:[^"\\]|\\.)*" : ', re.M)
 
 
-def _detect_layout(text: str) -> Layout:
+def detect_layout(text: str) -> Layout:
+    """"java" for Jackson's ``"key" : value`` layout, else "python" (``json.dumps``)."""
     return "java" if _JAVA_KEY.search(text) else "python"
 
 
