@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 lab: check-java $(STAMP)
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks notebooks/00_tour.ipynb
+	cd notebooks && ../$(VENV)/bin/jupyter lab $$(test -f 00_tour.ipynb && echo 00_tour.ipynb)
 
 test: check-java $(STAMP)
 	$(PY) -m pytest -q

@@ -1,0 +1,404 @@
+"""Evolve-on-read: plan how each data file's columns become the output schema, then read.
+
+Every output field is matched by id to the field of the schema each file was written with
+(FLIP-226): an id the file lacks reads as NULL, a file column whose id is gone is ignored, a
+renamed column is read under its old name, a retyped one is cast under the table's cast mode.
+
+Planning groups files by the *projection they need* — which file column and type feeds
+each output field — not by schema id, so a table with 50 schema versions whose files need 3
+distinct projections costs 3 scans. Files that carry Parquet field ids (ours) and need no
+cast Spark's Parquet reader cannot do are read together in one scan by field id. That scan
+requests synthetic column names (``_sl_f<id>``): the vectorized reader fails when a file
+column's name equals a *different* requested field of another type (a swap, or a dropped
+name re-used with a new type), and matching by id makes names irrelevant anyway.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from schemalab.casts import CastMode, cast_kind
+from schemalab.schema import TableSchema
+from schemalab.types import (
+    ArrayType,
+    AtomicType,
+    DataField,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+    TypeRoot,
+    spark_field,
+    to_spark,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null"]
+
+ID_SCAN_PREFIX = "_sl_f"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A live data file as the read needs it."""
+
+    path: str
+    schema_id: int
+    row_count: int
+    partition: tuple[object, ...] = ()
+    bucket: int = 0
+    file_size: int = 0
+    level: int = 0
+    min_sequence_number: int = 0
+    max_sequence_number: int = 0
+
+
+@dataclass(frozen=True)
+class ColumnRead:
+    """How one output column is produced from the files of a group."""
+
+    target: DataField
+    source: DataField | None
+    kind: ColumnKind
+    #: "implicit" or "explicit" for kind "cast" (and the worst cast inside "evolved")
+    cast: str | None = None
+
+    def describe(self) -> str:
+        t, s = self.target, self.source
+        if s is None:
+            return f"NULL: field {t.id} `{t.name}` did not exist when these files were written"
+        src = f"`{s.name}`"
+        if self.kind == "same":
+            return f"by id from column {src}"
+        if self.kind == "renamed":
+            return f"by id from column {src} (renamed to `{t.name}`)"
+        if self.kind == "widened":
+            return f"by id from column {src} ({s.type.sql()} → {t.type.sql()}, widened on read)"
+        if self.kind == "cast":
+            return (f"by id from column {src} ({s.type.sql()} → {t.type.sql()} "
+                    f"{self.cast} cast)")
+        return f"by id from column {src} (nested fields evolved by id: {s.type.sql()} → " \
+               f"{t.type.sql()})"
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    files: tuple[DataFile, ...]
+    columns: tuple[ColumnRead, ...]
+    #: read in one scan by Parquet field id
+    by_id: bool
+    #: file columns that the output does not use (dropped fields), by schema id
+    ignored: tuple[tuple[int, DataField], ...] = ()
+    #: how each output column comes from the files of each schema version in the group
+    columns_by_schema: dict[int, tuple[ColumnRead, ...]] = field(default_factory=dict)
+
+    @property
+    def schema_ids(self) -> tuple[int, ...]:
+        return tuple(sorted({f.schema_id for f in self.files}))
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    table: str
+    target: TableSchema
+    cast_mode: CastMode
+    groups: tuple[FileGroup, ...]
+    #: snapshot read, or None for an empty table
+    snapshot_id: int | None = None
+    schemas: dict[int, TableSchema] = field(default_factory=dict)
+
+    @property
+    def files(self) -> list[DataFile]:
+        return [f for g in self.groups for f in g.files]
+
+
+# --------------------------------------------------------------------------------------------
+# Planning
+# --------------------------------------------------------------------------------------------
+
+
+def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
+              schema_of: Callable[[int], TableSchema], mode: CastMode,
+              has_field_ids: Callable[[str], bool] | None = None,
+              snapshot_id: int | None = None) -> ReadPlan:
+    """Group ``files`` by the projection they need onto ``target``."""
+    has_ids = has_field_ids or parquet_has_field_ids
+    schemas: dict[int, TableSchema] = {}
+    groups: dict[tuple[object, ...], list[DataFile]] = {}
+    group_columns: dict[tuple[object, ...], tuple[ColumnRead, ...]] = {}
+    group_ignored: dict[tuple[object, ...], set[tuple[int, DataField]]] = {}
+    group_by_id: dict[tuple[object, ...], bool] = {}
+    per_schema: dict[int, tuple[tuple[ColumnRead, ...], bool]] = {}
+    for f in files:
+        file_schema = schemas.get(f.schema_id)
+        if file_schema is None:
+            file_schema = schemas[f.schema_id] = schema_of(f.schema_id)
+        if f.schema_id not in per_schema:
+            cols = tuple(_column_read(t, file_schema) for t in target.fields)
+            per_schema[f.schema_id] = (cols, all(_id_scan_safe(c) for c in cols))
+        cols, id_safe = per_schema[f.schema_id]
+        by_id = id_safe and has_ids(f.path)
+        key: tuple[object, ...] = ("id",) if by_id else ("name",) + tuple(
+            None if c.source is None else (c.source.name, _spark_sig(c.source.type), c.kind)
+            for c in cols)
+        groups.setdefault(key, []).append(f)
+        if key not in group_columns:
+            group_columns[key] = cols
+            group_by_id[key] = by_id
+        target_ids = {c.target.id for c in cols}
+        ignored = group_ignored.setdefault(key, set())
+        for sf in file_schema.fields:
+            if sf.id not in target_ids:
+                ignored.add((f.schema_id, sf))
+    plan_groups = tuple(
+        FileGroup(tuple(fs), group_columns[k], group_by_id[k],
+                  tuple(sorted(group_ignored[k], key=lambda x: (x[0], x[1].id))),
+                  {sid: per_schema[sid][0] for sid in sorted({f.schema_id for f in fs})})
+        for k, fs in groups.items())
+    return ReadPlan(table, target, mode, plan_groups, snapshot_id, schemas)
+
+
+def _column_read(target: DataField, file_schema: TableSchema) -> ColumnRead:
+    source = next((f for f in file_schema.fields if f.id == target.id), None)
+    if source is None:
+        return ColumnRead(target, None, "null")
+    st, tt = source.type, target.type
+    if _spark_sig(st) == _spark_sig(tt) and not _nested_differs(st, tt):
+        return ColumnRead(target, source, "same" if source.name == target.name else "renamed")
+    if _contains_row(tt) or _contains_row(st):
+        return ColumnRead(target, source, "evolved", _worst_cast(st, tt))
+    kind = cast_kind(st, tt)
+    if kind in ("identity", None):
+        # identity: differs only in nullability or in a Spark-invisible way (VARCHAR lengths)
+        return ColumnRead(target, source, "same" if source.name == target.name else "renamed")
+    if _spark_reader_widens(st, tt):
+        return ColumnRead(target, source, "widened", "implicit")
+    return ColumnRead(target, source, "cast", kind)
+
+
+def _worst_cast(st: DataType, tt: DataType) -> str | None:
+    kind = cast_kind(st, tt)
+    return None if kind in (None, "identity") else kind
+
+
+def _spark_sig(t: DataType) -> str:
+    return to_spark(t).simpleString()
+
+
+def _contains_row(t: DataType) -> bool:
+    if isinstance(t, RowType):
+        return True
+    if isinstance(t, ArrayType | MultisetType):
+        return _contains_row(t.element)
+    if isinstance(t, MapType):
+        return _contains_row(t.key) or _contains_row(t.value)
+    return False
+
+
+def _nested_differs(st: DataType, tt: DataType) -> bool:
+    """Same Spark type but different nested ids (e.g. a ROW field dropped and re-added with
+    the same name and type): not the same column data."""
+    if isinstance(st, RowType) and isinstance(tt, RowType):
+        if [f.id for f in st.fields] != [f.id for f in tt.fields]:
+            return True
+        return any(_nested_differs(a.type, b.type) for a, b in zip(st.fields, tt.fields,
+                                                                    strict=True))
+    if isinstance(st, ArrayType | MultisetType) and isinstance(tt, ArrayType | MultisetType):
+        return _nested_differs(st.element, tt.element)
+    if isinstance(st, MapType) and isinstance(tt, MapType):
+        return _nested_differs(st.key, tt.key) or _nested_differs(st.value, tt.value)
+    return False
+
+
+_INTS = {TypeRoot.TINYINT: 1, TypeRoot.SMALLINT: 2, TypeRoot.INTEGER: 3, TypeRoot.BIGINT: 4}
+
+
+def _spark_reader_widens(st: DataType, tt: DataType) -> bool:
+    """Type changes Spark's Parquet readers (vectorized and row) both apply correctly while
+    reading (measured, see spark-notes.md); everything else is read as the file's type and
+    cast afterwards."""
+    if isinstance(st, AtomicType) and isinstance(tt, AtomicType):
+        s, t = st.root, tt.root
+        if s in _INTS and t in _INTS:
+            return _INTS[t] >= _INTS[s] and _INTS[t] >= 3
+        if s is TypeRoot.INTEGER and t is TypeRoot.DOUBLE:
+            return True
+        if s is TypeRoot.FLOAT and t is TypeRoot.DOUBLE:
+            return True
+        if s is TypeRoot.INTEGER and t is TypeRoot.DECIMAL:
+            return (tt.precision or 10) - (tt.scale or 0) >= 10
+        if s is TypeRoot.DECIMAL and t is TypeRoot.DECIMAL:
+            return ((tt.scale or 0) >= (st.scale or 0)
+                    and (tt.precision or 10) - (tt.scale or 0)
+                    >= (st.precision or 10) - (st.scale or 0))
+        if s is TypeRoot.DATE and t is TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE:
+            return True
+    return False
+
+
+def _id_scan_safe(c: ColumnRead) -> bool:
+    if c.kind in ("same", "renamed", "widened", "null"):
+        return True
+    if c.kind == "evolved" and c.source is not None:
+        return _nested_id_safe(c.source.type, c.target.type)
+    return False
+
+
+def _nested_id_safe(st: DataType, tt: DataType) -> bool:
+    if isinstance(st, RowType) and isinstance(tt, RowType):
+        by_id = {f.id: f for f in st.fields}
+        return all(f.id not in by_id or _nested_id_safe(by_id[f.id].type, f.type)
+                   for f in tt.fields)
+    if isinstance(st, ArrayType) and isinstance(tt, ArrayType):
+        return _nested_id_safe(st.element, tt.element)
+    if isinstance(st, MapType) and isinstance(tt, MapType):
+        return (_spark_sig(st.key) == _spark_sig(tt.key)
+                and _nested_id_safe(st.value, tt.value))
+    if _contains_row(st) or _contains_row(tt):
+        return False
+    return _spark_sig(st) == _spark_sig(tt) or _spark_reader_widens(st, tt)
+
+
+@functools.lru_cache(maxsize=65536)
+def parquet_has_field_ids(path: str) -> bool:
+    """Whether the Parquet file at ``path`` carries field ids (ours and Iceberg's do; Paimon's
+    and pypaimon's do not). Data files never change, so the answer is cached."""
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    return bool(schema) and all(
+        f.metadata is not None and b"PARQUET:field_id" in f.metadata for f in schema)
+
+
+# --------------------------------------------------------------------------------------------
+# Executing a plan on Spark
+# --------------------------------------------------------------------------------------------
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+    """One Spark DataFrame in the plan's target schema."""
+    from pyspark.sql import types as st
+
+    out_schema = st.StructType([spark_field(f, with_id=False) for f in plan.target.fields])
+    frames = [_read_group(plan, g, spark) for g in plan.groups if g.files]
+    if not frames:
+        return spark.createDataFrame([], out_schema)
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.union(other)
+    return df
+
+
+def _read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession) -> DataFrame:
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+
+    paths = [f.path for f in group.files]
+    if group.by_id:
+        read_fields = [st.StructField(f"{ID_SCAN_PREFIX}{t.id}", _id_read_type(t.type), True,
+                                      {"parquet.field.id": t.id}) for t in plan.target.fields]
+        df = spark.read.schema(st.StructType(read_fields)).parquet(*paths)
+        cols = [F.col(quote(f"{ID_SCAN_PREFIX}{t.id}")).cast(to_spark(t.type)).alias(t.name)
+                for t in plan.target.fields]
+        return df.select(*cols)
+    read_fields = [st.StructField(c.source.name, to_spark(c.source.type), True)
+                   for c in group.columns if c.source is not None]
+    if not read_fields:
+        # No column of the output exists in these files: still one row per record.
+        df = spark.read.parquet(*paths)
+        base = df.select(F.lit(1).alias("_sl_one"))
+        return base.select(*[F.lit(None).cast(to_spark(c.target.type)).alias(c.target.name)
+                             for c in group.columns])
+    df = spark.read.schema(st.StructType(read_fields)).parquet(*paths)
+    out = []
+    for c in group.columns:
+        if c.source is None:
+            out.append(F.lit(None).cast(to_spark(c.target.type)).alias(c.target.name))
+            continue
+        col = F.col(quote(c.source.name))
+        expr = evolve(col, c.source.type, c.target.type, plan.cast_mode,
+                      f"{plan.table}", c.target)
+        out.append(expr.alias(c.target.name))
+    return df.select(*out)
+
+
+def _id_read_type(t: DataType) -> st.DataType:  # noqa: F821 - pyspark type in a string
+    """The target type with nested ROW fields renamed ``_sl_f<id>`` and carrying their ids."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, RowType):
+        return st.StructType([st.StructField(f"{ID_SCAN_PREFIX}{f.id}", _id_read_type(f.type),
+                                             True, {"parquet.field.id": f.id})
+                              for f in t.fields])
+    if isinstance(t, ArrayType):
+        return st.ArrayType(_id_read_type(t.element), True)
+    if isinstance(t, MapType):
+        return st.MapType(to_spark(t.key), _id_read_type(t.value), True)
+    return to_spark(t)
+
+
+def evolve(col: Column, source: DataType, target: DataType, mode: CastMode, table: str,
+           field: DataField) -> Column:
+    """Turn a column read in the file's type into the target type: nested ROW fields by id
+    (added → NULL, dropped → gone, renamed → by id), atomic values by cast under ``mode``."""
+    from pyspark.sql import functions as F
+
+    if _spark_sig(source) == _spark_sig(target) and not _nested_differs(source, target):
+        return col
+    if isinstance(source, RowType) and isinstance(target, RowType):
+        by_id = {f.id: f for f in source.fields}
+        parts = []
+        for tf in target.fields:
+            sf = by_id.get(tf.id)
+            if sf is None:
+                parts.append(F.lit(None).cast(to_spark(tf.type)).alias(tf.name))
+            else:
+                parts.append(evolve(col.getField(sf.name), sf.type, tf.type, mode, table,
+                                    tf).alias(tf.name))
+        return F.when(col.isNull(), F.lit(None).cast(to_spark(target))).otherwise(
+            F.struct(*parts))
+    if isinstance(source, ArrayType) and isinstance(target, ArrayType):
+        return F.transform(col, lambda x: evolve(x, source.element, target.element, mode,
+                                                 table, field))
+    if isinstance(source, MapType) and isinstance(target, MapType):
+        m = col
+        if _spark_sig(source.key) != _spark_sig(target.key):
+            m = F.transform_keys(m, lambda k, v: _cast(k, source.key, target.key, mode, table,
+                                                       field))
+        return F.transform_values(m, lambda k, v: evolve(v, source.value, target.value, mode,
+                                                         table, field))
+    return _cast(col, source, target, mode, table, field)
+
+
+def _cast(col: Column, source: DataType, target: DataType, mode: CastMode, table: str,
+          field: DataField) -> Column:
+    from pyspark.sql import functions as F
+
+    spark_type = to_spark(target)
+    kind = cast_kind(source, target)
+    if kind in ("identity", "implicit") or _spark_reader_widens(source, target):
+        return col.cast(spark_type)
+    if mode is CastMode.EXPLICIT_NULL or kind is None:
+        return col.try_cast(spark_type)
+    converted = col.try_cast(spark_type)
+    message = F.concat(
+        F.lit(f"Table {table}, column `{field.name}` (field {field.id}): value '"),
+        col.cast("string"),
+        F.lit(f"' cannot be cast from {source.sql()} to {target.sql()}. The table's "
+              "cast.mode is 'explicit', which fails the read on such a value; set "
+              "'cast.mode' = 'explicit-null' to read it as NULL."))
+    return F.when(col.isNotNull() & converted.isNull(),
+                  F.raise_error(message).cast(spark_type)).otherwise(converted)

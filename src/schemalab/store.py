@@ -1,0 +1,109 @@
+"""The write path of a table: rows → Parquet data files → a committed snapshot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from schemalab import commit as commits
+from schemalab import write
+from schemalab.bucket import bucket_keys, bucket_of
+from schemalab.errors import SchemaLabError, SqlError
+from schemalab.manifest import FileKind, ManifestEntry
+from schemalab.schema import TableSchema
+from schemalab.snapshot import Snapshot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column
+
+    from schemalab.table import Table
+
+
+def insert(table: Table, data: Any, *, columns: Any = None, by_position: bool = False,
+           overwrite: bool = False) -> Snapshot | None:
+    schema = table.schema
+    if schema.primary_keys:
+        raise SchemaLabError(
+            f"Table {table.name} has a primary key; writing primary-key tables (Paimon's "
+            "merge-on-read layout) is not supported yet. Create the table without a primary "
+            "key to write to it.", table=table.name, rule="primary-key-writes")
+    spark = table.spark
+    df = write.to_frame(spark, data, schema, table.name, columns=columns,
+                        by_position=by_position)
+    files = write.write_files(spark, df, table.path, schema,
+                              bucket_column=_bucket_column(schema, table.name))
+    entries: list[ManifestEntry] = [commits.data_file_entry(f, schema) for f in files]
+    if overwrite:
+        entries.extend(_overwritten(table, {(f.partition) for f in files}))
+    return commits.commit(table.path, table.name, schema, entries,
+                          kind="OVERWRITE" if overwrite else "APPEND")
+
+
+def _overwritten(table: Table, partitions: set[tuple[Any, ...]]) -> list[ManifestEntry]:
+    """DELETE entries for the live files an INSERT OVERWRITE replaces: every file of the
+    partitions it writes (all files of an unpartitioned table), as Spark's dynamic mode."""
+    snap = table.latest_snapshot
+    out = []
+    schema = table.schema
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    for e in table.live_entries(snap):
+        values = tuple(e.partition_values(part_types)) if part_types else ()
+        if not part_types or values in partitions:
+            out.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets,
+                                     e.file))
+    return out
+
+
+def _bucket_column(schema: TableSchema, table: str) -> Column | None:
+    """A Spark column with each row's Paimon bucket, for fixed-bucket tables."""
+    n = int(schema.effective_options().get("bucket", "-1"))
+    if n == -1:
+        return None
+    if n <= 0:
+        raise SchemaLabError(f"Table {table}: option 'bucket' must be -1 or positive, not {n}",
+                             table=table, rule="bucket")
+    keys = bucket_keys(schema.effective_options(), schema.primary_keys, schema.partition_keys)
+    if not keys:
+        raise SchemaLabError(
+            f"Table {table} has {n} fixed buckets but no bucket key: set the table option "
+            "'bucket-key' (or use 'bucket' = '-1').", table=table, rule="bucket-key")
+    missing = [k for k in keys if schema.field(k) is None]
+    if missing:
+        raise SchemaLabError(f"Table {table}: bucket key column {missing[0]} does not exist",
+                             table=table, column=missing[0], rule="bucket-key")
+    return bucket_udf(schema, keys, n)
+
+
+def bucket_udf(schema: TableSchema, keys: list[str], n: int) -> Column:
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+
+    key_types = [schema.type_of(k) for k in keys]
+
+    @F.pandas_udf(st.IntegerType())  # type: ignore[call-overload]
+    def buckets(*cols: pd.Series) -> pd.Series:
+        rows = zip(*[c.astype(object).where(c.notna(), None).tolist() for c in cols],
+                   strict=True)
+        return pd.Series([bucket_of([_py(v) for v in r], key_types, n) for r in rows],
+                         dtype="int32")
+
+    return buckets(*[F.col("`" + k.replace("`", "``") + "`") for k in keys])
+
+
+def _py(value: Any) -> Any:
+    if hasattr(value, "to_pydatetime"):
+        return value.to_pydatetime()
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def delete_where(table: Table, where: str | None) -> Snapshot | None:
+    schema = table.schema
+    if not schema.primary_keys:
+        raise SqlError(
+            f"DELETE FROM {table.name}: Paimon deletes rows only in primary-key tables "
+            "(append tables are insert-only); use INSERT OVERWRITE to rewrite a partition.",
+            table=table.name, rule="delete-needs-primary-key")
+    raise SchemaLabError(f"DELETE FROM {table.name}: primary-key tables are not supported yet",
+                         table=table.name, rule="primary-key-writes")

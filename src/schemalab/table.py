@@ -1,0 +1,199 @@
+"""One table: its schema versions, snapshots, writes and evolved reads.
+
+    t = wh.table("T")
+    t.schema            # the current TableSchema
+    t.schemas           # every version, oldest first
+    t.snapshots         # every snapshot, oldest first
+    t.insert(rows)      # a new snapshot
+    t.read()            # evolved read of the latest snapshot, as a Spark DataFrame
+    t.read(snapshot_id=3)                    # time travel with snapshot 3's schema
+    t.read(snapshot_id=3, schema="current")  # snapshot 3 seen through today's schema
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Literal
+
+from schemalab import paths
+from schemalab.casts import cast_mode
+from schemalab.changes import SchemaChange
+from schemalab.errors import SchemaLabError, TableNotFoundError
+from schemalab.manager import SchemaManager
+from schemalab.manifest import FileKind, ManifestEntry
+from schemalab.read import DataFile, ReadPlan, execute, plan_read
+from schemalab.schema import TableSchema
+from schemalab.snapshot import Snapshot, SnapshotManager, live_files
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+    from schemalab.warehouse import Warehouse
+
+SchemaChoice = Literal["snapshot", "current"] | int | None
+
+
+class Table:
+    """A Paimon table directory. ``name`` is ``db.table`` and appears in every error."""
+
+    def __init__(self, path: str, name: str | None = None, *,
+                 warehouse: Warehouse | None = None, spark: SparkSession | None = None) -> None:
+        self.path = os.path.abspath(path)
+        self.name = name or _name_from_path(self.path)
+        self.warehouse = warehouse
+        self._spark = spark
+        self.schema_manager = SchemaManager(self.path, self.name)
+        self.snapshot_manager = SnapshotManager(self.path, self.name)
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, schema={self.schema.id}, " \
+               f"snapshot={self.snapshot_manager.latest_id()})"
+
+    @property
+    def spark(self) -> SparkSession:
+        if self.warehouse is not None:
+            return self.warehouse.spark
+        if self._spark is None:
+            from schemalab.spark import local_spark
+
+            self._spark = local_spark()
+        return self._spark
+
+    # ---- metadata ---------------------------------------------------------------------------
+
+    @property
+    def schema(self) -> TableSchema:
+        latest = self.schema_manager.latest()
+        if latest is None:
+            raise TableNotFoundError(f"Table {self.name} has no schema ({self.path}).",
+                                     table=self.name, rule="table-must-exist")
+        return latest
+
+    @property
+    def schemas(self) -> list[TableSchema]:
+        return self.schema_manager.list_all()
+
+    def schema_at(self, schema_id: int) -> TableSchema:
+        return self.schema_manager.get(schema_id)
+
+    @property
+    def snapshots(self) -> list[Snapshot]:
+        return [self.snapshot_manager.get(i) for i in self.snapshot_manager.list_ids()]
+
+    @property
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        if snapshot_id not in self.snapshot_manager.list_ids():
+            raise SchemaLabError(f"Table {self.name} has no snapshot {snapshot_id} (snapshots: "
+                                 f"{self.snapshot_manager.list_ids()})", table=self.name,
+                                 rule="snapshot-must-exist")
+        return self.snapshot_manager.get(snapshot_id)
+
+    @property
+    def options(self) -> dict[str, str]:
+        return self.schema.effective_options()
+
+    # ---- schema changes ---------------------------------------------------------------------
+
+    def alter(self, *changes: SchemaChange) -> TableSchema:
+        """Apply ``changes`` as one new schema version (Paimon's rules, atomic commit)."""
+        return self.schema_manager.commit_changes(
+            changes, has_snapshots=self.snapshot_manager.has_snapshots())
+
+    # ---- writes -------------------------------------------------------------------------------
+
+    def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
+               by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
+        """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
+        Values are cast to the current schema. Returns the new snapshot (None if no rows)."""
+        from schemalab import store
+
+        return store.insert(self, data, columns=columns, by_position=by_position,
+                            overwrite=overwrite)
+
+    def delete_where(self, where: str | None) -> Snapshot | None:
+        from schemalab import store
+
+        return store.delete_where(self, where)
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
+        if snapshot is None:
+            return []
+        return [e for e in live_files(self.path, snapshot) if e.kind == FileKind.ADD]
+
+    def data_files(self, snapshot: Snapshot | None) -> list[DataFile]:
+        """The live data files of ``snapshot`` with their paths and decoded partitions."""
+        out = []
+        schemas: dict[int, TableSchema] = {}
+        for e in self.live_entries(snapshot):
+            sid = e.file.schema_id
+            if sid not in schemas:
+                schemas[sid] = self.schema_at(sid)
+            s = schemas[sid]
+            part_types = [s.type_of(k) for k in s.partition_keys]
+            values = tuple(e.partition_values(part_types)) if part_types else ()
+            out.append(DataFile(
+                path=self._file_path(e, s, values), schema_id=sid, row_count=e.file.row_count,
+                partition=values, bucket=e.bucket, file_size=e.file.file_size,
+                level=e.file.level, min_sequence_number=e.file.min_sequence_number,
+                max_sequence_number=e.file.max_sequence_number))
+        return out
+
+    def _file_path(self, e: ManifestEntry, schema: TableSchema, values: tuple[Any, ...]) -> str:
+        if e.file.external_path:
+            ext = e.file.external_path
+            return ext[len("file:"):] if ext.startswith("file:") else ext
+        d = paths.bucket_dir(self.path, list(zip(schema.partition_keys, values, strict=True)),
+                             e.bucket)
+        return os.path.join(d, e.file.file_name)
+
+    def _target_schema(self, snapshot: Snapshot | None, schema: SchemaChoice) -> TableSchema:
+        if schema == "current" or (schema in (None, "snapshot") and snapshot is None):
+            return self.schema
+        if isinstance(schema, int) and not isinstance(schema, bool):
+            return self.schema_at(schema)
+        if schema in (None, "snapshot") and snapshot is not None:
+            return self.schema_at(snapshot.schema_id)
+        raise SchemaLabError(f"schema must be 'snapshot', 'current' or a schema id, not "
+                             f"{schema!r}", table=self.name, rule="read-schema")
+
+    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> ReadPlan:
+        """How a read of ``snapshot_id`` (default: latest) would produce each column."""
+        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot
+        if snapshot_id is None and schema is None:
+            schema = "current"
+        target = self._target_schema(snap, schema)
+        try:
+            mode = cast_mode(target.effective_options())
+        except ValueError as e:
+            raise SchemaLabError(f"Table {self.name}: {e}", table=self.name,
+                                 rule="cast-mode") from None
+        return plan_read(self.name, target, self.data_files(snap), self.schema_at, mode,
+                         snapshot_id=None if snap is None else snap.id)
+
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
+        """The evolved read as one Spark DataFrame.
+
+        ``snapshot_id=None`` reads the latest snapshot in the current schema. With a snapshot
+        id the read uses *that snapshot's* schema, as Paimon and Iceberg do; pass
+        ``schema="current"`` to see the old snapshot through today's schema instead."""
+        return execute(self.read_plan(snapshot_id, schema), self.spark)
+
+
+def _name_from_path(path: str) -> str:
+    table = os.path.basename(path)
+    db = os.path.basename(os.path.dirname(path))
+    return f"{db[:-3]}.{table}" if db.endswith(".db") else table
+
+
+def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Table:
+    """Open a table directory written by anyone: schemalab, Java Paimon or pypaimon."""
+    p = os.path.abspath(os.fspath(path))
+    if os.path.isdir(os.path.join(p, "schema")):
+        return Table(p, spark=spark)
+    raise TableNotFoundError(f"{p} is not a table directory (no schema/ inside)",
+                             rule="table-must-exist")

@@ -1,0 +1,249 @@
+"""A Paimon-layout warehouse: databases, tables, and SQL over them.
+
+    >>> import schemalab as sl, tempfile
+    >>> wh = sl.Warehouse(tempfile.mkdtemp())
+    >>> wh.sql("CREATE TABLE T (a STRING, b STRING); ALTER TABLE T ADD COLUMN c INT")
+    >>> [f.name for f in wh.table("T").schema.fields]
+    ['a', 'b', 'c']
+
+Spark starts only when data is touched (INSERT, SELECT, reads): DDL runs in plain Python.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from schemalab import ddl, paths
+from schemalab.changes import ColumnSpec, new_table_schema
+from schemalab.errors import SqlError, TableExistsError, TableNotFoundError
+from schemalab.manager import SchemaManager
+from schemalab.table import Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass
+class StatementResult:
+    """What one statement did: a message, and rows for statements that return some."""
+
+    statement: str
+    message: str = ""
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] | None = None
+    dataframe: DataFrame | None = None
+
+
+class Warehouse:
+    """A warehouse directory. ``spark`` may be a user's own session; otherwise
+    :func:`schemalab.local_spark` is started the first time data is touched."""
+
+    def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        os.makedirs(self.path, exist_ok=True)
+        self._spark = spark
+        if spark is not None:
+            from schemalab.spark import configure_session
+
+            configure_session(spark)
+
+    def __repr__(self) -> str:
+        return f"Warehouse({self.path!r})"
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from schemalab.spark import local_spark
+
+            self._spark = local_spark()
+        return self._spark
+
+    @property
+    def spark_started(self) -> bool:
+        return self._spark is not None
+
+    # ---- catalog ---------------------------------------------------------------------------
+
+    def resolve(self, name: str | ddl.TableName) -> tuple[str, str]:
+        """``(database, table)`` for ``"t"``, ``"db.t"`` or a parsed name; unqualified names
+        live in database ``default``. Use a :class:`ddl.TableName` (or backticks in SQL) for
+        names that contain dots."""
+        if isinstance(name, ddl.TableName):
+            db, table = name.database or paths.DEFAULT_DATABASE, name.table
+        elif "." in name:
+            db, table = name.split(".", 1)
+        else:
+            db, table = paths.DEFAULT_DATABASE, name
+        paths.check_name(db, "database")
+        paths.check_name(table, "table")
+        return db, table
+
+    def table_path(self, name: str | ddl.TableName) -> str:
+        db, table = self.resolve(name)
+        return paths.table_dir(self.path, db, table)
+
+    def table(self, name: str | ddl.TableName) -> Table:
+        db, table = self.resolve(name)
+        path = paths.table_dir(self.path, db, table)
+        if not os.path.isdir(os.path.join(path, "schema")) or not SchemaManager(path).list_ids():
+            raise TableNotFoundError(f"Table {db}.{table} does not exist in {self.path}.",
+                                     table=f"{db}.{table}", rule="table-must-exist")
+        return Table(path, f"{db}.{table}", warehouse=self)
+
+    def has_table(self, name: str | ddl.TableName) -> bool:
+        try:
+            self.table(name)
+            return True
+        except TableNotFoundError:
+            return False
+
+    def list_databases(self) -> list[str]:
+        return sorted(n[:-3] for n in os.listdir(self.path)
+                      if n.endswith(".db") and os.path.isdir(os.path.join(self.path, n)))
+
+    def list_tables(self, database: str | None = None) -> list[str]:
+        """Qualified names ``db.table`` of every table (or of one database's tables)."""
+        out = []
+        for db in [database] if database else self.list_databases():
+            d = paths.database_dir(self.path, db)
+            if not os.path.isdir(d):
+                continue
+            for t in sorted(os.listdir(d)):
+                if not t.startswith(".") and os.path.isdir(os.path.join(d, t, "schema")):
+                    out.append(f"{db}.{t}")
+        return out
+
+    def create_table(self, name: str | ddl.TableName, columns: Sequence[ColumnSpec], *,
+                     partition_keys: Sequence[str] = (), primary_keys: Sequence[str] = (),
+                     options: dict[str, str] | None = None, comment: str | None = None,
+                     if_not_exists: bool = False) -> Table:
+        db, table = self.resolve(name)
+        qualified = f"{db}.{table}"
+        path = paths.table_dir(self.path, db, table)
+        if self.has_table(name):
+            if if_not_exists:
+                return self.table(name)
+            raise TableExistsError(f"Table {qualified} already exists.", table=qualified,
+                                   rule="table-must-be-new")
+        schema = new_table_schema(columns, partition_keys=partition_keys,
+                                  primary_keys=primary_keys, options=options, comment=comment,
+                                  table=qualified)
+        SchemaManager(path, qualified).create(schema)
+        return Table(path, qualified, warehouse=self)
+
+    def drop_table(self, name: str | ddl.TableName, *, if_exists: bool = False) -> bool:
+        db, table = self.resolve(name)
+        if not self.has_table(name):
+            if if_exists:
+                return False
+            raise TableNotFoundError(f"Table {db}.{table} does not exist.", table=f"{db}.{table}",
+                                     rule="table-must-exist")
+        path = paths.table_dir(self.path, db, table)
+        # Move aside first so no reader ever sees a half-deleted table.
+        trash = os.path.join(os.path.dirname(path), f".dropped-{table}-{os.getpid()}")
+        os.rename(path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+        return True
+
+    def rename_table(self, name: str | ddl.TableName, new_name: str | ddl.TableName) -> Table:
+        src = self.table(name)
+        db, table = self.resolve(new_name)
+        if self.has_table(new_name):
+            raise TableExistsError(f"Table {db}.{table} already exists.", table=f"{db}.{table}",
+                                   rule="table-must-be-new")
+        dest = paths.table_dir(self.path, db, table)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        os.rename(src.path, dest)
+        return Table(dest, f"{db}.{table}", warehouse=self)
+
+    # ---- SQL -------------------------------------------------------------------------------
+
+    def sql(self, text: str) -> DataFrame | None:
+        """Run one or more ``;``-separated statements; return the last one's result as a
+        Spark DataFrame (None for statements that return no rows, such as ALTER)."""
+        results = self.execute_sql(text)
+        last = results[-1] if results else None
+        if last is None:
+            return None
+        if last.dataframe is not None:
+            return last.dataframe
+        if last.rows is not None:
+            return self.spark.createDataFrame(last.rows, last.columns) if last.rows else \
+                self.spark.createDataFrame([], ", ".join(f"`{c}` STRING" for c in last.columns))
+        return None
+
+    def execute_sql(self, text: str) -> list[StatementResult]:
+        statements = ddl.parse_statements(text)
+        return [self.execute(s) for s in statements]
+
+    def execute(self, stmt: ddl.Statement) -> StatementResult:
+        if isinstance(stmt, ddl.CreateTable):
+            existed = self.has_table(stmt.name)
+            t = self.create_table(stmt.name, stmt.columns, partition_keys=stmt.partition_keys,
+                                  primary_keys=stmt.primary_keys, options=dict(stmt.options),
+                                  comment=stmt.comment, if_not_exists=stmt.if_not_exists)
+            msg = (f"Table {t.name} already exists." if existed
+                   else f"Created {t.name} (schema 0).")
+            return StatementResult(stmt.text, msg)
+        if isinstance(stmt, ddl.AlterTable):
+            t = self.table(stmt.name)
+            new = t.alter(*stmt.changes)
+            return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
+        if isinstance(stmt, ddl.RenameTable):
+            t = self.rename_table(stmt.name, stmt.new_name)
+            return StatementResult(stmt.text, f"Renamed to {t.name}.")
+        if isinstance(stmt, ddl.DropTable):
+            dropped = self.drop_table(stmt.name, if_exists=stmt.if_exists)
+            return StatementResult(stmt.text, "Dropped." if dropped else "No such table.")
+        if isinstance(stmt, ddl.ShowTables):
+            rows = [tuple(n.split(".", 1)) for n in self.list_tables(stmt.database)]
+            return StatementResult(stmt.text, columns=["namespace", "tableName"], rows=rows)
+        if isinstance(stmt, ddl.DescribeTable):
+            t = self.table(stmt.name)
+            rows = [(f.name, f.type.sql(), f.description, f.id) for f in t.schema.fields]
+            return StatementResult(stmt.text, columns=["col_name", "data_type", "comment",
+                                                       "field_id"], rows=rows)
+        if isinstance(stmt, ddl.Insert):
+            t = self.table(stmt.name)
+            df = self.run_query(stmt.query, self._query_tables(stmt.query))
+            snap = t.insert(df, columns=stmt.columns, by_position=True,
+                            overwrite=stmt.overwrite)
+            n = 0 if snap is None else snap.delta_record_count
+            where = "" if snap is None else f" as snapshot {snap.id}"
+            return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
+        if isinstance(stmt, ddl.DeleteFrom):
+            t = self.table(stmt.name)
+            snap = t.delete_where(stmt.where)
+            return StatementResult(stmt.text, f"Deleted from {t.name}"
+                                   + ("" if snap is None else f" as snapshot {snap.id}") + ".")
+        if isinstance(stmt, ddl.Query):
+            df = self.run_query(stmt.sql, stmt.tables)
+            return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
+        raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
+
+    def _query_tables(self, sql: str) -> tuple[ddl.TableName, ...]:
+        parsed = ddl.parse_statement(sql)
+        return parsed.tables if isinstance(parsed, ddl.Query) else ()
+
+    def run_query(self, sql: str, tables: Sequence[ddl.TableName]) -> DataFrame:
+        """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
+        mapping: dict[ddl.TableName, str] = {}
+        for name in tables:
+            db, table = self.resolve(name)
+            if not self.has_table(name):
+                continue  # a Spark table or view of the user's; let Spark resolve it
+            view = _view_name(db, table)
+            self.table(name).read().createOrReplaceTempView(view)
+            mapping[name] = view
+        return self.spark.sql(ddl.rewrite_tables(sql, mapping) if mapping else sql)
+
+
+def _view_name(db: str, table: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha1(f"{db}\x00{table}".encode()).hexdigest()[:12]
+    return f"__sl_{digest}"

@@ -1,0 +1,249 @@
+"""Writing data files: any input → a Spark DataFrame in the current schema → Parquet files in
+Paimon's layout (``<k>=<v>/bucket-<b>/data-<uuid>-<n>.parquet``), each described by its row
+count, size, partition, bucket and full value statistics read back from the Parquet footer.
+
+Spark writes into a hidden staging directory inside the table; files are then moved to their
+final names. Until a snapshot references them they are invisible to readers, so a writer that
+dies leaves only orphans (``schemalab clean-orphans`` removes them), never a torn table.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from schemalab import paths
+from schemalab.errors import SchemaLabError
+from schemalab.schema import TableSchema
+from schemalab.types import FIELD_ID_KEY, AtomicType, DataField, RowType, spark_field, to_spark
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+STAGING_PREFIX = ".staging-"
+_BUCKET_COL = "__sl_bucket"
+_PART_COL = "__sl_p"
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    min: Any
+    max: Any
+    null_count: int | None
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    path: str
+    file_name: str
+    row_count: int
+    file_size: int
+    partition: tuple[Any, ...]
+    bucket: int
+    stats: tuple[ColumnStats, ...]
+
+
+def spark_write_schema(schema: TableSchema) -> Any:
+    """The Spark schema data is written with: current names, Parquet field ids on every
+    (nested) field."""
+    from pyspark.sql import types as st
+
+    return st.StructType([spark_field(f) for f in schema.fields])
+
+
+def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
+             columns: Sequence[str] | None = None, by_position: bool = False) -> DataFrame:
+    """Any of a Spark DataFrame, a pandas DataFrame, a list of tuples/dicts/Rows → a Spark
+    DataFrame in ``schema`` (names, order, types, field ids). Columns are matched by name
+    (``columns`` or the input's own names) or, with ``by_position``, by position as SQL's
+    INSERT does. Missing columns are NULL; unknown columns are an error."""
+    from pyspark.sql import DataFrame as SparkDataFrame
+    from pyspark.sql import functions as F
+
+    if isinstance(data, SparkDataFrame):
+        df = data
+    else:
+        df = _local_to_frame(spark, data, schema)
+    names = list(columns) if columns is not None else None
+    if by_position or names is not None:
+        given = names if names is not None else schema.field_names[: len(df.columns)]
+        if len(df.columns) != len(given):
+            raise SchemaLabError(
+                f"Table {table}: {len(df.columns)} values given for {len(given)} columns "
+                f"({', '.join(given)})", table=table, rule="insert-arity")
+        df = df.toDF(*[f"__sl_in{i}" for i in range(len(df.columns))])
+        source = dict(zip(given, df.columns, strict=True))
+    else:
+        source = {c: c for c in df.columns}
+    unknown = [c for c in source if schema.field(c) is None]
+    if unknown:
+        raise SchemaLabError(
+            f"Table {table} has no column {unknown[0]!r} (columns: "
+            f"{', '.join(schema.field_names)})", table=table, column=unknown[0],
+            rule="column-must-exist")
+    out = []
+    for f in schema.fields:
+        target = to_spark(f.type)  # nested ROW fields carry their ids in the type
+        if f.name in source:
+            col = F.col("`" + source[f.name].replace("`", "``") + "`").cast(target)
+        else:
+            if not f.type.nullable:
+                raise SchemaLabError(f"Table {table}: column {f.name} is NOT NULL and was not "
+                                     "given a value", table=table, column=f.name,
+                                     rule="not-null")
+            col = F.lit(None).cast(target)
+        # The id must sit on the alias: DataFrame.to(schema) loses field metadata when the
+        # optimizer drops a projection it sees as a no-op, and the file gets no ids.
+        out.append(col.alias(f.name, metadata={FIELD_ID_KEY: f.id}))
+    return df.select(*out)
+
+
+def _local_to_frame(spark: SparkSession, data: Any, schema: TableSchema) -> DataFrame:
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        if data.empty and len(data.columns) == 0:
+            return spark.createDataFrame([], spark_write_schema(schema))
+        return spark.createDataFrame(data)
+    rows = list(data)
+    if not rows:
+        return spark.createDataFrame([], spark_write_schema(schema))
+    first = rows[0]
+    if isinstance(first, dict):
+        names = [n for n in schema.field_names if any(n in r for r in rows)]
+        tuples = [tuple(r.get(n) for n in names) for r in rows]
+        sub = [schema.field(n) for n in names]
+        return spark.createDataFrame(tuples, _nullable_schema([f for f in sub if f]))
+    width = len(first)
+    return spark.createDataFrame([tuple(r) for r in rows],
+                                 _nullable_schema(list(schema.fields[:width])))
+
+
+def _nullable_schema(fields: list[DataField]) -> Any:
+    from pyspark.sql import types as st
+
+    return st.StructType([st.StructField(f.name, to_spark(f.type), True) for f in fields])
+
+
+def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: TableSchema, *,
+                bucket_column: Any = None) -> list[WrittenFile]:
+    """Write ``df`` (already in ``schema``) as Paimon data files. ``bucket_column`` is a Spark
+    column expression giving each row's bucket for fixed-bucket tables (else bucket 0).
+    Returns the files in their final places; no snapshot references them yet."""
+    from pyspark.sql import functions as F
+
+    staging = os.path.join(table_path, f"{STAGING_PREFIX}{uuid.uuid4().hex}")
+    part_keys = list(schema.partition_keys)
+    group_cols = []
+    out = df
+    for i, k in enumerate(part_keys):
+        name = f"{_PART_COL}{i}"
+        out = out.withColumn(name, F.col("`" + k.replace("`", "``") + "`"))
+        group_cols.append(name)
+    if bucket_column is not None:
+        out = out.withColumn(_BUCKET_COL, bucket_column)
+        group_cols.append(_BUCKET_COL)
+    try:
+        writer = out.write.mode("overwrite").option("compression", "zstd")
+        if group_cols:
+            writer = writer.partitionBy(*group_cols)
+        writer.parquet(staging)
+        return _place_files(staging, table_path, schema, bucket_column is not None)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _place_files(staging: str, table_path: str, schema: TableSchema,
+                 bucketed: bool) -> list[WrittenFile]:
+    import pyarrow.parquet as pq
+
+    prefix = f"data-{uuid.uuid4()}-"
+    placed: list[WrittenFile] = []
+    counter = 0
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    for d, _, names in sorted(os.walk(staging)):
+        for n in sorted(names):
+            if not n.endswith(".parquet"):
+                continue
+            src = os.path.join(d, n)
+            meta = pq.ParquetFile(src).metadata
+            if meta.num_rows == 0:
+                continue
+            stats = file_stats(meta, schema)
+            partition = tuple(_partition_value(stats[schema.field_names.index(k)], t)
+                              for k, t in zip(schema.partition_keys, part_types, strict=True))
+            bucket = _bucket_from_dir(os.path.relpath(d, staging)) if bucketed else 0
+            dest_dir = paths.bucket_dir(table_path,
+                                        list(zip(schema.partition_keys, partition, strict=True)),
+                                        bucket)
+            os.makedirs(dest_dir, exist_ok=True)
+            file_name = f"{prefix}{counter}.parquet"
+            counter += 1
+            dest = os.path.join(dest_dir, file_name)
+            os.rename(src, dest)
+            placed.append(WrittenFile(dest, file_name, meta.num_rows, os.path.getsize(dest),
+                                      partition, bucket, stats))
+    return placed
+
+
+def _bucket_from_dir(rel: str) -> int:
+    for part in rel.split(os.sep):
+        if part.startswith(f"{_BUCKET_COL}="):
+            return int(part.split("=", 1)[1])
+    raise SchemaLabError(f"staging directory {rel!r} has no bucket", rule="internal")
+
+
+def _partition_value(stats: ColumnStats, t: Any) -> Any:
+    if stats.min is None:
+        return None
+    if stats.min != stats.max:  # pragma: no cover - Spark's partitionBy guarantees this
+        raise SchemaLabError("a data file spans two partitions", rule="internal")
+    return stats.min
+
+
+def file_stats(meta: Any, schema: TableSchema) -> tuple[ColumnStats, ...]:
+    """Min, max and null count of every top-level column, combined over row groups.
+    Nested columns (ROW/ARRAY/MAP) have no min/max, as in Paimon."""
+    by_path: dict[str, int] = {}
+    for i in range(meta.num_columns):
+        by_path[meta.schema.column(i).path] = i
+    out = []
+    for f in schema.fields:
+        idx = by_path.get(f.name) if isinstance(f.type, AtomicType) else None
+        if idx is None:
+            out.append(ColumnStats(None, None, None if not isinstance(f.type, AtomicType)
+                                   else meta.num_rows))
+            continue
+        lo = hi = None
+        nulls: int | None = 0
+        for rg in range(meta.num_row_groups):
+            st = meta.row_group(rg).column(idx).statistics
+            if st is None:
+                nulls = None
+                continue
+            if nulls is not None:
+                nulls = nulls + st.null_count if st.has_null_count else None
+            if st.has_min_max:
+                lo = st.min if lo is None or st.min < lo else lo
+                hi = st.max if hi is None or st.max > hi else hi
+        out.append(ColumnStats(_normalize(lo, f), _normalize(hi, f), nulls))
+    return tuple(out)
+
+
+def _normalize(value: Any, f: DataField) -> Any:
+    """Footer statistics as the Python values BinaryRow encodes."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    if isinstance(f.type, RowType):
+        return None
+    if hasattr(value, "to_pydatetime"):
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value
