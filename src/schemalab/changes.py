@@ -64,6 +64,11 @@ def _path_sql(path: Sequence[str]) -> str:
     return ".".join(quote_identifier(p) for p in path)
 
 
+def sql_string(text: str) -> str:
+    """A Spark SQL string literal: backslash escapes, as Spark reads them."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 @dataclass(frozen=True)
 class Move:
     """A column position: FIRST, LAST, or AFTER/BEFORE a reference column."""
@@ -88,7 +93,7 @@ class AddColumn:
     def sql(self) -> str:
         text = f"ADD COLUMN {_path_sql(self.path)} {self.data_type.sql()}"
         if self.comment is not None:
-            text += " COMMENT '" + self.comment.replace("'", "\\'") + "'"
+            text += " COMMENT " + sql_string(self.comment)
         if self.move is not None:
             text += " " + self.move.sql()
         return text
@@ -138,7 +143,7 @@ class UpdateColumnComment:
     comment: str | None
 
     def sql(self) -> str:
-        text = "NULL" if self.comment is None else "'" + self.comment.replace("'", "\\'") + "'"
+        text = "NULL" if self.comment is None else sql_string(self.comment)
         return f"ALTER COLUMN {_path_sql(self.path)} COMMENT {text}"
 
 
@@ -156,7 +161,7 @@ class SetOption:
     value: str
 
     def sql(self) -> str:
-        return f"SET TBLPROPERTIES ('{self.key}' = '{self.value}')"
+        return f"SET TBLPROPERTIES ({sql_string(self.key)} = {sql_string(self.value)})"
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,7 @@ class RemoveOption:
     key: str
 
     def sql(self) -> str:
-        return f"UNSET TBLPROPERTIES ('{self.key}')"
+        return f"UNSET TBLPROPERTIES ({sql_string(self.key)})"
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,7 @@ class UpdateComment:
     def sql(self) -> str:
         if self.comment is None:
             return "UNSET TBLPROPERTIES ('comment')"
-        return "SET TBLPROPERTIES ('comment' = '" + self.comment.replace("'", "\\'") + "')"
+        return f"SET TBLPROPERTIES ('comment' = {sql_string(self.comment)})"
 
 
 SchemaChange = (AddColumn | DropColumn | RenameColumn | UpdateColumnType
