@@ -1,6 +1,7 @@
 """The ``schemalab`` command.
 
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
+    schemalab inspect TABLE_PATH [--json]                    history: schemas, lineage, snapshots
 
 Errors print as one clear message (exit status 1), never as a traceback.
 """
@@ -31,10 +32,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_sql.add_argument("--max-rows", type=int, default=MAX_ROWS,
                        help=f"rows to print per result (default {MAX_ROWS})")
 
+    p_inspect = sub.add_parser("inspect", help="print a table's history: schema versions, "
+                                               "field lineage, snapshot tree")
+    p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory")
+    p_inspect.add_argument("--json", action="store_true", help="machine-readable output")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "sql":
             return _sql(args)
+        if args.command == "inspect":
+            return _inspect(args)
     except SchemaLabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -71,6 +79,58 @@ def _sql(args: argparse.Namespace) -> int:
         elif result.message:
             print(result.message)
     return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    import json
+
+    from schemalab.table import open_table
+
+    history = open_table(args.table_path).history()
+    if args.json:
+        print(json.dumps(history.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(history_text(history))
+    return 0
+
+
+def history_text(h: Any) -> str:
+    """A readable history: versions with their changes, lineage, and the snapshot tree."""
+    out = [f"{h.name} ({h.format}) at {h.location}", "", "Schema versions:"]
+    for v in h.schemas:
+        changes = "; ".join(ev.describe() for ev in v.events) or "(created)"
+        cols = ", ".join(f.name for f in v.top_level)
+        out.append(f"  schema {v.id}: {changes}")
+        out.append(f"      columns: {cols}")
+    for v in h.other_versions:
+        out.append(f"  {v.kind} {v.id}: {v.label}")
+    out += ["", "Field lineage (by field id):"]
+    for lin in h.lineage:
+        flags = ""
+        if lin.name_reused_from:
+            flags += f"  [name reused from field {', '.join(map(str, lin.name_reused_from))}]"
+        if lin.swapped_with:
+            flags += f"  [swapped with field {', '.join(map(str, lin.swapped_with))}]"
+        events = ", ".join(f"{ev.kind}@{ev.schema_id}" for ev in lin.events)
+        out.append(f"  field {lin.field_id}: {' → '.join(lin.names)}  ({events}){flags}")
+    out += ["", "Snapshots:"]
+    if not h.snapshots:
+        out.append("  (none)")
+    for s in h.snapshots:
+        node = h.tree(s.id)
+        out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
+                   f"{s.record_count} rows)")
+        for lst in node.lists:
+            out.append(f"    {lst.kind} list {lst.name}")
+            for m in lst.manifests:
+                out.append(f"      manifest {m.name} (+{m.added} -{m.deleted})")
+                for f in m.files:
+                    part = ",".join(f"{k}={v}" for k, v in f.partition.items())
+                    where = f" [{part}]" if part else ""
+                    bucket = "" if f.bucket is None else f" bucket {f.bucket}"
+                    out.append(f"        {f.kind} {f.path}{where}{bucket} schema {f.schema_id}"
+                               f" {f.row_count} rows")
+    return "\n".join(out)
 
 
 def _spark_message(e: Exception) -> str:

@@ -35,6 +35,8 @@ class StatementResult:
     message: str = ""
     columns: list[str] = field(default_factory=list)
     rows: list[tuple[Any, ...]] | None = None
+    #: Spark DDL of ``rows`` (e.g. ``"name STRING, id INT"``), for turning them into a frame
+    row_schema: str = ""
     dataframe: DataFrame | None = None
 
 
@@ -172,8 +174,7 @@ class Warehouse:
         if last.dataframe is not None:
             return last.dataframe
         if last.rows is not None:
-            return self.spark.createDataFrame(last.rows, last.columns) if last.rows else \
-                self.spark.createDataFrame([], ", ".join(f"`{c}` STRING" for c in last.columns))
+            return self.spark.createDataFrame(last.rows, last.row_schema)
         return None
 
     def execute_sql(self, text: str) -> list[StatementResult]:
@@ -201,12 +202,14 @@ class Warehouse:
             return StatementResult(stmt.text, "Dropped." if dropped else "No such table.")
         if isinstance(stmt, ddl.ShowTables):
             rows = [tuple(n.split(".", 1)) for n in self.list_tables(stmt.database)]
-            return StatementResult(stmt.text, columns=["namespace", "tableName"], rows=rows)
+            return StatementResult(stmt.text, columns=["namespace", "tableName"], rows=rows,
+                                   row_schema="namespace STRING, tableName STRING")
         if isinstance(stmt, ddl.DescribeTable):
             t = self.table(stmt.name)
             rows = [(f.name, f.type.sql(), f.description, f.id) for f in t.schema.fields]
-            return StatementResult(stmt.text, columns=["col_name", "data_type", "comment",
-                                                       "field_id"], rows=rows)
+            return StatementResult(
+                stmt.text, columns=["col_name", "data_type", "comment", "field_id"], rows=rows,
+                row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
         if isinstance(stmt, ddl.Insert):
             t = self.table(stmt.name)
             df = self.run_query(stmt.query, self._query_tables(stmt.query))

@@ -1,0 +1,42 @@
+"""The schemalab command, run as a user would run it (DDL needs no JVM)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCHEMALAB = [sys.executable, "-m", "schemalab.cli"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SCHEMALAB, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_sql_ddl_from_e_and_f(tmp_path: Path) -> None:
+    wh = str(tmp_path / "wh")
+    r = run("sql", wh, "-e", "CREATE TABLE t (id INT, `a b` STRING); "
+                             "ALTER TABLE t RENAME COLUMN `a b` TO `<script>`")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["Created default.t (schema 0).",
+                                     "Altered default.t: schema 1."]
+    script = tmp_path / "s.sql"
+    script.write_text("-- comment; with a semicolon\nALTER TABLE t ADD COLUMN c INT;\n"
+                      "DESCRIBE t;\n")
+    r = run("sql", wh, "-f", str(script))
+    assert r.returncode == 0, r.stderr
+    assert "| <script> | STRING    | NULL    | 1        |" in r.stdout
+    assert "WARN" not in r.stderr
+
+
+def test_errors_are_one_line_not_tracebacks(tmp_path: Path) -> None:
+    wh = str(tmp_path / "wh")
+    run("sql", wh, "-e", "CREATE TABLE t (id INT, p STRING) PARTITIONED BY (p)")
+    r = run("sql", wh, "-e", "ALTER TABLE t DROP COLUMN p")
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("error: Cannot drop partition key or primary key: [p] "
+                                "(table default.t)")
+    r = run("sql", wh, "-e", "ALTER TABLE t FROBNICATE")
+    assert r.returncode == 1 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+    r = run("sql", wh, "-f", str(tmp_path / "missing.sql"))
+    assert r.returncode == 1 and "missing.sql" in r.stderr

@@ -1,0 +1,120 @@
+"""Warehouse.sql: DDL without a JVM, and INSERT / SELECT / SHOW / DESCRIBE on Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import schemalab as sl
+from schemalab.errors import SchemaChangeError, SqlError, TableExistsError, TableNotFoundError
+
+FLIP_226 = """CREATE TABLE T (a STRING, b STRING, c STRING);
+              INSERT INTO T VALUES ('a1', 'b1', 'c1');
+              ALTER TABLE T DROP COLUMN c;
+              ALTER TABLE T ADD COLUMN c STRING;
+              INSERT INTO T VALUES ('a2', 'b2', 'c2')"""
+
+
+def rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+# ---- DDL: pure Python, no JVM ----------------------------------------------------------------
+
+def test_ddl_runs_without_starting_spark(tmp_path: Path) -> None:
+    wh = sl.Warehouse(tmp_path)
+    assert wh.sql("""CREATE TABLE db1.orders (order_id BIGINT NOT NULL, name STRING,
+                       dt STRING, PRIMARY KEY (order_id, dt) NOT ENFORCED)
+                     PARTITIONED BY (dt) TBLPROPERTIES ('bucket' = '5', 'cast.mode' = 'implicit');
+                     ALTER TABLE db1.orders ADD COLUMN note STRING COMMENT 'free text' AFTER name;
+                     ALTER TABLE db1.orders RENAME COLUMN name TO order_name;
+                     ALTER TABLE db1.orders SET TBLPROPERTIES ('k' = 'v')""") is None
+    assert not wh.spark_started
+    t = wh.table("db1.orders")
+    s = t.schema
+    assert s.id == 3
+    assert s.field_names == ["order_id", "order_name", "note", "dt"]
+    assert s.primary_keys == ("order_id", "dt") and s.partition_keys == ("dt",)
+    assert s.options == {"bucket": "5", "cast.mode": "implicit", "k": "v"}
+    assert s.field("note").description == "free text"  # type: ignore[union-attr]
+    assert s.field("dt").type.sql() == "STRING NOT NULL"  # type: ignore[union-attr]
+    assert [v.id for v in t.schemas] == [0, 1, 2, 3]
+    assert wh.list_tables() == ["db1.orders"]
+
+
+def test_ddl_errors_name_table_and_rule(tmp_path: Path) -> None:
+    wh = sl.Warehouse(tmp_path)
+    wh.sql("CREATE TABLE t (id INT, dt STRING) PARTITIONED BY (dt)")
+    with pytest.raises(SchemaChangeError) as e:
+        wh.sql("ALTER TABLE t DROP COLUMN dt")
+    assert "default.t" in str(e.value) and e.value.column == "dt"
+    with pytest.raises(SchemaChangeError, match="cannot specify NOT NULL in the default.t table"):
+        wh.sql("ALTER TABLE t ADD COLUMN x INT NOT NULL")
+    with pytest.raises(TableExistsError):
+        wh.sql("CREATE TABLE t (id INT)")
+    wh.sql("CREATE TABLE IF NOT EXISTS t (id INT)")
+    with pytest.raises(TableNotFoundError):
+        wh.sql("ALTER TABLE nope ADD COLUMN x INT")
+    with pytest.raises(SqlError):
+        wh.sql("CREATE VIEW v AS SELECT 1")
+    assert [s.id for s in wh.table("t").schemas] == [0]
+
+
+def test_rename_and_drop_table(tmp_path: Path) -> None:
+    wh = sl.Warehouse(tmp_path)
+    wh.sql("CREATE TABLE a (id INT); ALTER TABLE a RENAME TO b")
+    assert wh.list_tables() == ["default.b"]
+    wh.sql("DROP TABLE b; DROP TABLE IF EXISTS b")
+    assert wh.list_tables() == []
+    with pytest.raises(TableNotFoundError):
+        wh.sql("DROP TABLE b")
+
+
+@pytest.mark.parametrize("name", ["`..`", "`a/b`", "`.hidden`", "`x\u0000y`"])
+def test_table_names_cannot_escape_the_warehouse(tmp_path: Path, name: str) -> None:
+    wh = sl.Warehouse(tmp_path / "wh")
+    with pytest.raises((sl.InvalidIdentifierError, SqlError)):
+        wh.sql(f"CREATE TABLE {name} (id INT)")
+    assert not list((tmp_path).glob("*.db")) and not (tmp_path / "wh" / "default.db").exists()
+
+
+# ---- on Spark ---------------------------------------------------------------------------------
+
+def test_flip_226_example_as_written(tmp_path: Path, spark: Any) -> None:
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql(FLIP_226)
+    assert rows(wh.sql("SELECT * FROM T")) == [("a1", "b1", None), ("a2", "b2", "c2")]
+    assert rows(wh.sql("SELECT a, c FROM default.T WHERE c IS NULL")) == [("a1", None)]
+
+
+def test_insert_forms_show_describe(tmp_path: Path, spark: Any) -> None:
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""CREATE TABLE src (id INT, name STRING, dt DATE) PARTITIONED BY (dt);
+              INSERT INTO src VALUES (1, 'a', DATE '2024-01-01'), (2, 'b', DATE '2024-01-02');
+              INSERT INTO src (dt, id) VALUES (DATE '2024-01-02', 3);
+              CREATE TABLE dst (id BIGINT, label STRING);
+              INSERT INTO dst SELECT id, upper(name) FROM src WHERE id < 3""")
+    assert rows(wh.sql("SELECT * FROM dst")) == [(1, "A"), (2, "B")]
+    assert rows(wh.sql("SELECT id, name FROM src")) == [(1, "a"), (2, "b"), (3, None)]
+    wh.sql("INSERT OVERWRITE dst VALUES (9, 'z')")
+    assert rows(wh.sql("SELECT * FROM dst")) == [(9, "z")]
+    assert rows(wh.sql("SHOW TABLES")) == [("default", "dst"), ("default", "src")]
+    desc = rows(wh.sql("DESCRIBE src"))
+    assert ("id", "INT", None, 0) in desc and ("dt", "DATE", None, 2) in desc
+    # a join of two evolved reads
+    wh.sql("ALTER TABLE src RENAME COLUMN name TO full_name")
+    joined = wh.sql("SELECT d.id, s.full_name FROM dst d RIGHT JOIN src s ON d.id = s.id")
+    assert rows(joined) == sorted([(None, None), (None, "a"), (None, "b")], key=repr)
+
+
+def test_cli_prints_query_results(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  spark: Any) -> None:
+    from schemalab.cli import main
+
+    wh_dir = str(tmp_path / "wh")
+    sl.Warehouse(wh_dir, spark=spark)  # the CLI reuses the running session
+    assert main(["sql", wh_dir, "-e", FLIP_226 + "; SELECT * FROM T ORDER BY a"]) == 0
+    out = capsys.readouterr().out
+    assert "| a1 | b1 | NULL |" in out and "| a2 | b2 | c2   |" in out and "(2 rows)" in out
