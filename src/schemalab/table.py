@@ -28,6 +28,8 @@ from schemalab.snapshot import Snapshot, SnapshotManager, live_files
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from schemalab.explain import ReadExplanation
+    from schemalab.history import TableHistory
     from schemalab.warehouse import Warehouse
 
 SchemaChoice = Literal["snapshot", "current"] | int | None
@@ -174,6 +176,21 @@ class Table:
                                  rule="cast-mode") from None
         return plan_read(self.name, target, self.data_files(snap), self.schema_at, mode,
                          snapshot_id=None if snap is None else snap.id)
+
+    def history(self) -> TableHistory:
+        """Schema versions with their changes, every field's lineage, and the snapshots
+        (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
+        from schemalab.paimon_history import paimon_history
+
+        return paimon_history(self)
+
+    def explain_read(self, snapshot_id: int | None = None,
+                     schema: SchemaChoice = None) -> ReadExplanation:
+        """For each group of files, how each output column of the read is produced, and why
+        a value is NULL or cast."""
+        from schemalab.explain import explain
+
+        return explain(self.read_plan(snapshot_id, schema), self.history())
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.
