@@ -24,11 +24,12 @@ $(STAMP): pyproject.toml
 lab: check-java $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab $$(test -f 00_tour.ipynb && echo 00_tour.ipynb)
 
+# Fast pure-Python tests, then Spark tests (one shared session), then every notebook (nbval).
 test: check-java $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q tests notebooks --nbval
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not spark"
+	$(PY) -m pytest -q tests -m "not spark"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src widgets tests bench

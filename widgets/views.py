@@ -16,15 +16,14 @@ from typing import Any
 
 import ipywidgets as W
 import plotly.graph_objects as go
-from IPython.display import display
-
-from schemalab.history import TableHistory
 from schemalab.widgets.figures import (
     diff_html,
     lineage_figure,
     schema_timeline_figure,
     snapshot_tree_figure,
 )
+
+from schemalab.history import TableHistory
 
 PREVIEW_ROWS = 20
 
@@ -38,11 +37,10 @@ def error_html(err: BaseException) -> str:
             f"{html.escape(first)}</div>")
 
 
-def _figure_output(fig: go.Figure) -> W.Output:
-    out = W.Output()
-    with out:
-        display(fig)
-    return out
+def _figure_widget(fig: go.Figure) -> go.FigureWidget:
+    # A FigureWidget, not display() inside an Output widget: Output capture depends on the
+    # front end (nbval's kernel client has none), a widget view renders the same everywhere.
+    return go.FigureWidget(fig)
 
 
 def _guarded(target: W.HTML) -> Callable[[Callable[[], Any]], Any]:
@@ -84,7 +82,7 @@ class SchemaHistoryView(W.VBox):
         self.error = W.HTML()
         self.old.observe(lambda _: self._show_diff(), names="value")
         self.new.observe(lambda _: self._show_diff(), names="value")
-        super().__init__([_figure_output(schema_timeline_figure(self.history)),
+        super().__init__([_figure_widget(schema_timeline_figure(self.history)),
                           W.HBox([self.old, self.new]), self.diff, self.error])
         self._show_diff()
 
@@ -102,7 +100,7 @@ class LineageView(W.VBox):
         self.table = table
         self.history: TableHistory = table.history()
         self.figure = lineage_figure(self.history)
-        super().__init__([_figure_output(self.figure)])
+        super().__init__([_figure_widget(self.figure)])
 
 
 class SnapshotTreeView(W.VBox):
@@ -135,10 +133,21 @@ class SnapshotTreeView(W.VBox):
                 return
             node = self.history.tree(self.snapshot.value)
             self.node = node
-            self.figure_box.children = [_figure_output(snapshot_tree_figure(node))]
+            figure = _figure_widget(snapshot_tree_figure(node))
+            figure.data[0].on_click(self._clicked)
+            self.figure_box.children = [figure]
             self.files.options = [(f"{f.path} (schema {f.schema_id}, {f.row_count} rows)", i)
                                   for i, f in enumerate(node.live_files)]
         _guarded(self.error)(show)
+
+    def _clicked(self, trace: Any, points: Any, _selector: Any) -> None:
+        """A click on a file in the tree selects it below (live files are matched by path)."""
+        for i in getattr(points, "point_inds", []) or []:
+            hover = str(trace.hovertext[i]).split("<br>", 1)[0]
+            for k, f in enumerate(self.node.live_files):
+                if html.escape(f.path, quote=False) == hover:
+                    self.files.value = k
+                    return
 
     def _show_file(self) -> None:
         def show() -> None:
@@ -322,7 +331,7 @@ class AlterStepper(W.VBox):
             ids = [v.id for v in h.schemas]
             self.diff.value = (diff_html(h.diff(ids[-2], ids[-1])) if len(ids) > 1
                                else f"<p>schema {ids[-1]}: created</p>")
-            self.lineage.children = [_figure_output(lineage_figure(h))]
+            self.lineage.children = [_figure_widget(lineage_figure(h))]
             self.preview.value = "<p><b>evolved read</b></p>" + preview_html(t.read())
             self.explanation.value = ("<p><b>why each value is what it is</b></p>"
                                       + t.explain_read()._repr_html_())
