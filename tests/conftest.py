@@ -31,10 +31,6 @@ def pypaimon_warehouses_copy(pypaimon_warehouses: Path, tmp_path: Path) -> Path:
     return dest
 
 
-def fixture_schema_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("schema-*") if p.parent.name == "schema")
-
-
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One local SparkSession for every Spark test (starting one costs seconds)."""

@@ -6,12 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fixture_schema_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemalab.errors import CorruptFileError, UnsupportedVersionError
 from schemalab.schema import TableSchema, jackson_pretty, jackson_string
+
+
+def fixture_schema_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("schema-*") if p.parent.name == "schema")
+
 
 SEED_EXAMPLE = """{
   "version" : 3,

@@ -37,6 +37,8 @@ class GroupExplanation:
     def title(self) -> str:
         how = ("read in one scan by Parquet field id" if self.by_id
                else "read by the file's column names, then evolved")
+        # "1 rows" is kept as it is: notebooks/00_tour.ipynb has it in saved outputs that
+        # nbval compares (fix both together)
         return (f"files written under schema {self.schema_id} ({self.files} file"
                 f"{'s' if self.files != 1 else ''}, {self.rows} rows; {how})")
 
@@ -86,15 +88,26 @@ class ReadExplanation:
         return "".join(parts) + "</div>"
 
 
-def column_text(c: ColumnRead, schema_id: int) -> str:
+def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,
+                read_schema_id: int | None = None) -> str:
+    """``dropped_in``: the schema that dropped the target field, if any; ``read_schema_id``:
+    the schema the read uses. A read in an *older* schema than the files' (time travel
+    through ``schema=``) can ask for a field those files lack because it was dropped before
+    they were written ("did not exist" would suggest it never had), and sees renames
+    backwards (the file's name is the newer one, so "renamed since" would be wrong)."""
     t, s = c.target, c.source
     if s is None:
+        if dropped_in is not None and dropped_in <= schema_id:
+            return (f"NULL: field {t.id} `{t.name}` was dropped in schema {dropped_in}, "
+                    f"before these files were written (schema {schema_id})")
         return (f"NULL: field {t.id} `{t.name}` did not exist when these files were written "
                 f"(schema {schema_id})")
     src = f"`{s.name}`"
     if c.kind == "same":
         return f"by id from column {src}"
     if c.kind == "renamed":
+        if read_schema_id is not None and read_schema_id < schema_id:
+            return f"by id from column {src} (called `{t.name}` in schema {read_schema_id})"
         return f"by id from column {src} (renamed to `{t.name}` since)"
     if c.kind == "widened":
         return f"by id from column {src} ({s.type.sql()} → {t.type.sql()} cast, widened on read)"
@@ -106,25 +119,39 @@ def column_text(c: ColumnRead, schema_id: int) -> str:
 
 def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanation:
     dropped_in: dict[int, int] = {}
+    added_in: dict[int, int] = {}
     if history is not None:
         for lin in history.lineage:
             for ev in lin.events:
                 if ev.kind == "dropped":
                     dropped_in[lin.field_id] = ev.schema_id
+                elif ev.kind == "added":
+                    added_in[lin.field_id] = ev.schema_id
+    target_id = plan.target.id
+
+    def ignored_text(fid: int) -> str:
+        # a file column the read does not use: dropped since, or (reading an older schema)
+        # added after the schema read
+        if fid in dropped_in and dropped_in[fid] <= target_id:
+            return f"was dropped in schema {dropped_in[fid]}"
+        if fid in added_in and added_in[fid] > target_id:
+            return f"was added in schema {added_in[fid]}, after the schema read ({target_id})"
+        if fid in dropped_in:
+            return f"was dropped in schema {dropped_in[fid]}"
+        return "is not in the schema read"
+
     groups = []
     for g in plan.groups:
         for sid, cols in sorted(g.columns_by_schema.items()):
             files = [f for f in g.files if f.schema_id == sid]
-            ignored = tuple(
-                f"file column `{f.name}` ignored: field {f.id} "
-                + (f"was dropped in schema {dropped_in[f.id]}" if f.id in dropped_in
-                   else "is not in the schema read")
-                for s, f in g.ignored if s == sid)
+            ignored = tuple(f"file column `{f.name}` ignored: field {f.id} {ignored_text(f.id)}"
+                            for s, f in g.ignored if s == sid)
             groups.append(GroupExplanation(
-                sid, len(files), sum(f.row_count for f in files),
-                g.by_id and len(g.columns_by_schema) > 1 or g.by_id,
+                sid, len(files), sum(f.row_count for f in files), g.by_id,
                 tuple(ColumnExplanation(c.target.name, c.target.id, c.kind,
-                                        column_text(c, sid)) for c in cols),
+                                        column_text(c, sid, dropped_in.get(c.target.id),
+                                                    target_id))
+                      for c in cols),
                 ignored))
     groups.sort(key=lambda x: x.schema_id)
     return ReadExplanation(plan.table, plan.snapshot_id, plan.target.id, plan.cast_mode.value,

@@ -168,10 +168,24 @@ def field_events(old: SchemaVersion | None, new: SchemaVersion) -> tuple[FieldEv
 def _moves(old_order: list[int], new_order: list[int], after: dict[int, FieldInfo],
            schema_id: int) -> list[FieldEvent]:
     """Fields whose position among their surviving siblings changed, kept minimal: the
-    fields outside a longest common subsequence of the two orders are the ones that moved."""
+    fields outside a longest common subsequence of the two orders are the ones that moved.
+
+    Orders are compared per parent (top-level columns apart from each ROW's fields): moving
+    a ROW column FIRST must report that column, not every column its nested fields outweigh
+    in one flattened order."""
     if old_order == new_order:
         return []
-    moved = set(new_order) - set(_lcs(old_order, new_order))
+    old_groups: dict[int | None, list[int]] = {}
+    new_groups: dict[int | None, list[int]] = {}
+    for i in old_order:
+        old_groups.setdefault(after[i].parent_id, []).append(i)
+    for i in new_order:
+        new_groups.setdefault(after[i].parent_id, []).append(i)
+    moved: set[int] = set()
+    for parent, new_ids in new_groups.items():
+        old_ids = old_groups.get(parent, [])
+        if old_ids != new_ids:
+            moved |= set(new_ids) - set(_lcs(old_ids, new_ids))
     return [FieldEvent(i, schema_id, "moved", after[i].full_name, after[i].type)
             for i in new_order if i in moved]
 
@@ -208,39 +222,74 @@ def with_events(versions: Sequence[SchemaVersion]) -> list[SchemaVersion]:
     return out
 
 
-def compute_lineage(versions: Sequence[SchemaVersion]) -> list[FieldLineage]:
+def compute_lineage(versions: Sequence[SchemaVersion], *,
+                    precomputed: bool = False) -> list[FieldLineage]:
     """Every field id's states and events across ``versions`` (oldest first), with name
     reuse ("c" as id 2, later "c" as id 5) and swaps flagged. Linear in the total number of
-    fields over all versions."""
-    schema_versions = with_events([v for v in versions if v.kind == "schema"])
+    fields over all versions. ``precomputed``: the versions already carry their events (from
+    :func:`with_events`), so they are not computed a second time.
+
+    A field's ``name_reused_from`` holds every other id that had one of its names before it
+    took that name (by ADD or by RENAME). Two fields are ``swapped_with`` each other when at
+    some version they hold names p and q and at a later one q and p — in one commit or
+    through a temporary name over several (x→tmp, y→x, tmp→y): a name-based reader of old
+    files gives each the other's data either way."""
+    schema_versions = [v for v in versions if v.kind == "schema"]
+    if not precomputed:
+        schema_versions = with_events(schema_versions)
     states: dict[int, list[tuple[int, FieldInfo]]] = {}
     events: dict[int, list[FieldEvent]] = {}
+    # name -> ids that held it, in the order they first took it
     name_owners: dict[str, list[int]] = {}
+    # field id -> its names as runs [name, first, last] of indexes into schema_versions
+    runs: dict[int, list[list[Any]]] = {}
+    reused: dict[int, set[int]] = {}
     swaps: dict[int, set[int]] = {}
-    for v in schema_versions:
+    for idx, v in enumerate(schema_versions):
+        renamed: list[FieldInfo] = []
         for f in v.fields:
+            name = f.full_name
             states.setdefault(f.id, []).append((v.id, f))
-            owners = name_owners.setdefault(f.full_name, [])
-            if not owners or owners[-1] != f.id:
+            field_runs = runs.setdefault(f.id, [])
+            if field_runs and field_runs[-1][0] == name:
+                field_runs[-1][2] = idx
+                continue
+            # f takes `name` here: added with it, or renamed (its own name or a parent's)
+            if field_runs:
+                renamed.append(f)
+            field_runs.append([name, idx, idx])
+            owners = name_owners.setdefault(name, [])
+            earlier = [o for o in owners if o != f.id]
+            if earlier:
+                reused.setdefault(f.id, set()).update(earlier)
+            if f.id not in owners:
                 owners.append(f.id)
-        renames = [e for e in v.events if e.kind == "renamed"]
         for e in v.events:
             events.setdefault(e.field_id, []).append(e)
-        by_new = {e.name: e for e in renames}
-        for e in renames:
-            other = by_new.get(e.old_name or "")
-            if other is not None and other.old_name == e.name and other.field_id != e.field_id:
-                swaps.setdefault(e.field_id, set()).add(other.field_id)
+        if renamed:
+            current = {f.id: f.full_name for f in v.fields}
+            for f in renamed:
+                for other in name_owners[f.full_name]:
+                    other_name = current.get(other)
+                    if (other == f.id or other_name is None
+                            or not _held_together(runs[f.id], other_name,
+                                                  runs[other], f.full_name)):
+                        continue
+                    swaps.setdefault(f.id, set()).add(other)
+                    swaps.setdefault(other, set()).add(f.id)
     out = []
     for fid in sorted(states, key=lambda i: (states[i][0][0], i)):
-        reused: set[int] = set()
-        for _, f in states[fid]:
-            owners = name_owners.get(f.full_name, [])
-            idx = owners.index(fid) if fid in owners else 0
-            reused.update(o for o in owners[:idx] if o != fid)
         out.append(FieldLineage(fid, tuple(states[fid]), tuple(events.get(fid, ())),
-                                tuple(sorted(reused)), tuple(sorted(swaps.get(fid, ())))))
+                                tuple(sorted(reused.get(fid, ()))),
+                                tuple(sorted(swaps.get(fid, ())))))
     return out
+
+
+def _held_together(runs_a: list[list[Any]], name_a: str, runs_b: list[list[Any]],
+                   name_b: str) -> bool:
+    """Whether field A held ``name_a`` in some version where field B held ``name_b``."""
+    return any(ra[0] == name_a and rb[0] == name_b and max(ra[1], rb[1]) <= min(ra[2], rb[2])
+               for ra in runs_a for rb in runs_b)
 
 
 def diff(versions: Sequence[SchemaVersion], old_id: int, new_id: int) -> SchemaDiff:
@@ -304,6 +353,10 @@ class SnapshotNode:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
+#: how many loaded snapshot trees a TableHistory keeps
+TREE_CACHE = 64
+
+
 @dataclass(frozen=True)
 class TableHistory:
     """Everything the explorer shows of a table's past."""
@@ -320,16 +373,33 @@ class TableHistory:
     #: loads one snapshot's full tree (manifest lists, manifests, files) on demand; history
     #: itself reads only snapshot files, so it stays fast for 10,000 snapshots
     tree_loader: Any = field(default=None, compare=False, repr=False)
+    #: snapshot id -> position in ``snapshots``, and the last trees loaded (see tree())
+    _positions: dict[int, int] = field(default_factory=dict, init=False, compare=False,
+                                       repr=False)
+    _trees: dict[int, SnapshotNode] = field(default_factory=dict, init=False, compare=False,
+                                            repr=False)
 
     def tree(self, snapshot_id: int) -> SnapshotNode:
-        """Snapshot ``snapshot_id`` with its manifest lists, manifests and live files."""
-        for s in self.snapshots:
-            if s.id == snapshot_id:
-                if s.lists or s.live_files or self.tree_loader is None:
-                    return s
-                node: SnapshotNode = self.tree_loader(snapshot_id)
-                return node
-        raise KeyError(f"{self.name} has no snapshot {snapshot_id}")
+        """Snapshot ``snapshot_id`` with its manifest lists, manifests and live files.
+
+        Looked up by id in constant time (to_json() asks for every snapshot's tree: a scan
+        per call made it quadratic), and the last :data:`TREE_CACHE` trees are kept, so a
+        widget going back and forth does not re-read manifests."""
+        if not self._positions and self.snapshots:
+            self._positions.update((s.id, i) for i, s in enumerate(self.snapshots))
+        pos = self._positions.get(snapshot_id)
+        if pos is None:
+            raise KeyError(f"{self.name} has no snapshot {snapshot_id}")
+        s = self.snapshots[pos]
+        if s.lists or s.live_files or self.tree_loader is None:
+            return s
+        node = self._trees.get(snapshot_id)
+        if node is None:
+            node = self.tree_loader(snapshot_id)
+            if len(self._trees) >= TREE_CACHE:
+                del self._trees[next(iter(self._trees))]
+            self._trees[snapshot_id] = node
+        return node
 
     def schema(self, schema_id: int) -> SchemaVersion:
         for v in self.schemas:

@@ -6,7 +6,9 @@ thousands of each is quick; a snapshot's manifest tree is read when it is asked 
 
 from __future__ import annotations
 
+import functools
 import os
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from schemalab.history import (
@@ -20,9 +22,17 @@ from schemalab.history import (
     flatten_fields,
     with_events,
 )
-from schemalab.manifest import FileKind, ManifestEntry
+from schemalab.manifest import (
+    FileKind,
+    ManifestEntry,
+    ManifestFileMeta,
+    read_manifest,
+    read_manifest_list,
+)
 from schemalab.schema import TableSchema
-from schemalab.snapshot import manifest_tree
+from schemalab.snapshot import ManifestListNode as _ListRead
+from schemalab.snapshot import ManifestNode as _ManifestRead
+from schemalab.snapshot import Snapshot, replay
 from schemalab.types import ArrayType, DataType, MapType, MultisetType, RowType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,9 +43,16 @@ def type_text(t: DataType, *, top: bool = True) -> str:
     """A type as the lineage compares it: nullability apart (it is its own event), and a ROW
     as just ``ROW`` — its fields have lineages of their own, so renaming ``addr.city`` is not
     a retype of ``addr``."""
+    if isinstance(t, RowType):  # before the cache: hashing a ROW hashes all its fields
+        return "ROW" + ("" if top or t.nullable else " NOT NULL")
+    return _type_text(t, top)
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_text(t: DataType, top: bool) -> str:
+    # Types are frozen values and a table has few distinct ones; rendering one anew for every
+    # field of every version (with_nullable copies it) was a tenth of history()'s time.
     suffix = "" if top or t.nullable else " NOT NULL"
-    if isinstance(t, RowType):
-        return "ROW" + suffix
     if isinstance(t, ArrayType | MultisetType):
         return f"{t.root.value}<{type_text(t.element, top=False)}>{suffix}"
     if isinstance(t, MapType):
@@ -52,7 +69,8 @@ def schema_version(s: TableSchema) -> SchemaVersion:
 
 
 def paimon_history(table: Table) -> TableHistory:
-    versions = with_events([schema_version(s) for s in table.schemas])
+    schemas = table.schemas
+    versions = with_events([schema_version(s) for s in schemas])
     snaps = []
     prev: int | None = None
     for snap in table.snapshots:
@@ -62,42 +80,87 @@ def paimon_history(table: Table) -> TableHistory:
             summary={"commit_user": snap.commit_user, "delta_record_count":
                      snap.delta_record_count, "writer": snap.writer_version}))
         prev = snap.id
+    loader = _TreeLoader(table, schemas, snaps)
     return TableHistory(
         format="paimon", location=table.path, name=table.name, schemas=tuple(versions),
-        lineage=tuple(compute_lineage(versions)), snapshots=tuple(snaps),
-        current_schema_id=versions[-1].id if versions else None,
-        tree_loader=lambda sid: snapshot_tree(table, sid, prev_node=_node(snaps, sid)))
+        lineage=tuple(compute_lineage(versions, precomputed=True)), snapshots=tuple(snaps),
+        current_schema_id=versions[-1].id if versions else None, tree_loader=loader)
 
 
-def _node(snaps: list[SnapshotNode], sid: int) -> SnapshotNode:
-    for s in snaps:
-        if s.id == sid:
-            return s
-    raise KeyError(sid)
+class _TreeLoader:
+    """Loads snapshot trees for one history. It reuses what history() already read (the
+    snapshots, the schemas, the current schema) instead of listing the snapshot and schema
+    directories again for every tree — ``to_json()`` asks for every snapshot's tree, which
+    made ``schemalab inspect`` quadratic — and keeps recently parsed manifests and manifest
+    lists, which successive snapshots share (manifest files never change)."""
+
+    MANIFEST_CACHE = 512
+
+    def __init__(self, table: Table, schemas: list[TableSchema],
+                 snaps: list[SnapshotNode]) -> None:
+        self.table = table
+        self.schemas = {s.id: s for s in schemas}
+        self.current = schemas[-1] if schemas else None
+        self.nodes = {s.id: s for s in snaps}
+        self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
+        self._manifests: OrderedDict[str, tuple[ManifestEntry, ...]] = OrderedDict()
+
+    def __call__(self, snapshot_id: int) -> SnapshotNode:
+        return snapshot_tree(self.table, snapshot_id, prev_node=self.nodes.get(snapshot_id),
+                             loader=self)
+
+    def schema(self, schema_id: int) -> TableSchema:
+        s = self.schemas.get(schema_id)
+        if s is None:
+            s = self.schemas[schema_id] = self.table.schema_at(schema_id)
+        return s
+
+    def _cached(self, cache: OrderedDict[str, Any], name: str, read: Any) -> Any:
+        value = cache.get(name)
+        if value is None:
+            value = read(os.path.join(self.table.path, "manifest", name))
+            cache[name] = value
+            if len(cache) > self.MANIFEST_CACHE:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(name)
+        return value
+
+    def read_list(self, kind: str, file_name: str) -> _ListRead:
+        metas = self._cached(self._lists, file_name, read_manifest_list)
+        manifest_dir = os.path.join(self.table.path, "manifest")
+        return _ListRead(kind, file_name, tuple(
+            _ManifestRead(m, self._cached(self._manifests, m.file_name,
+                                          lambda p: tuple(read_manifest(p))),
+                          os.path.join(manifest_dir, m.file_name))
+            for m in metas))
 
 
-def snapshot_tree(table: Table, snapshot_id: int,
-                  prev_node: SnapshotNode | None = None) -> SnapshotNode:
+def snapshot_tree(table: Table, snapshot_id: int, prev_node: SnapshotNode | None = None, *,
+                  loader: _TreeLoader | None = None) -> SnapshotNode:
     """Snapshot → base/delta manifest lists → manifests → data files, with partitions decoded,
     and each file's value stats decoded with its own schema and shown under today's names."""
-    snap = table.snapshot(snapshot_id)
-    tree = manifest_tree(table.path, snap)
-    current = table.schema
-    schemas: dict[int, TableSchema] = {}
+    if loader is None:
+        loader = _TreeLoader(table, table.schemas, [])
+    snap: Snapshot = (table.snapshot_manager.get(snapshot_id) if prev_node is not None
+                      else table.snapshot(snapshot_id))
+    lists_read = [loader.read_list("base", snap.base_manifest_list),
+                  loader.read_list("delta", snap.delta_manifest_list)]
+    live_entries = replay(tuple(lists_read))
+    if snap.changelog_manifest_list:
+        lists_read.append(loader.read_list("changelog", snap.changelog_manifest_list))
+    current = loader.current or table.schema
 
     def file_node(e: ManifestEntry) -> FileNode:
-        sid = e.file.schema_id
-        if sid not in schemas:
-            schemas[sid] = table.schema_at(sid)
-        return describe_entry(table, e, schemas[sid], current)
+        return describe_entry(table, e, loader.schema(e.file.schema_id), current)
 
     lists = tuple(
         ManifestListNode(lst.kind, lst.file_name, tuple(
             ManifestNode(m.meta.file_name, m.meta.num_added_files, m.meta.num_deleted_files,
                          m.meta.schema_id, tuple(file_node(e) for e in m.entries))
             for m in lst.manifests))
-        for lst in tree.lists)
-    live = tuple(file_node(e) for e in tree.live if e.kind == FileKind.ADD)
+        for lst in lists_read)
+    live = tuple(file_node(e) for e in live_entries if e.kind == FileKind.ADD)
     base = prev_node or SnapshotNode(snap.id, None, snap.schema_id, snap.time_millis,
                                      snap.commit_kind, snap.total_record_count)
     return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis, base.kind,
@@ -115,7 +178,11 @@ def describe_entry(table: Table, e: ManifestEntry, file_schema: TableSchema,
     if file_schema.primary_keys and e.file.min_key and len(e.file.min_key) > 12:
         from schemalab.binaryrow import decode_row
 
-        key_types = [file_schema.type_of(k) for k in file_schema.primary_keys]
+        # A file's key is the *trimmed* primary key, without the partition keys (Java's
+        # TableSchema.trimmedPrimaryKeys); decoding it with all primary keys failed, so every
+        # key range of a partitioned primary-key table showed as unknown.
+        trimmed = [k for k in file_schema.primary_keys if k not in file_schema.partition_keys]
+        key_types = [file_schema.type_of(k) for k in trimmed or file_schema.primary_keys]
         try:
             min_key = tuple(decode_row(e.file.min_key, key_types))
             max_key = tuple(decode_row(e.file.max_key, key_types))
