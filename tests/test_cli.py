@@ -40,3 +40,22 @@ def test_errors_are_one_line_not_tracebacks(tmp_path: Path) -> None:
     assert r.returncode == 1 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
     r = run("sql", wh, "-f", str(tmp_path / "missing.sql"))
     assert r.returncode == 1 and "missing.sql" in r.stderr
+
+
+ICEBERG_FIXTURES = Path(__file__).parent / "fixtures" / "iceberg-metadata"
+
+
+def test_inspect_every_iceberg_fixture() -> None:
+    """Valid metadata prints its history; invalid metadata gets one clear line, exit 1."""
+    import json
+
+    for path in sorted(ICEBERG_FIXTURES.glob("*.json")):
+        r = run("inspect", str(path), "--json")
+        valid = "Valid" in path.name and "View" not in path.name or \
+            "StatisticsFiles" in path.name
+        if valid:
+            assert r.returncode == 0, (path.name, r.stderr)
+            assert json.loads(r.stdout)["format"] == "iceberg"
+        else:
+            assert r.returncode == 1, path.name
+            assert r.stderr.startswith(f"error: {path}") and r.stderr.count("\n") == 1

@@ -164,7 +164,9 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "") -> go.Figure:
                 ids.append(f"{mid}/f{fi}")
                 labels.append(f"{f.kind} {f.row_count} rows (schema {f.schema_id})")
                 parents.append(mid)
-                colors.append(schema_color(f.schema_id) if f.kind == "ADD" else "#cf222e")
+                # Paimon says ADD/DELETE, Iceberg ADDED/EXISTING/DELETED
+                live = f.kind.startswith(("ADD", "EXISTING"))
+                colors.append(schema_color(f.schema_id) if live else "#cf222e")
                 part = ", ".join(f"{_esc(k)}={_esc(v)}" for k, v in f.partition.items())
                 hovers.append(f"{_esc(f.path)}<br>{f.kind}, schema {f.schema_id}, "
                               f"{f.row_count} rows" + (f"<br>{part}" if part else "")
