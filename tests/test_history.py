@@ -589,7 +589,7 @@ def test_inspect_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
                                      ) -> None:
     assert cli.main(["inspect", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "is not a table directory" in err
+    assert err.startswith("error: ") and "is not a table" in err
     assert err.count("\n") == 1
 
 

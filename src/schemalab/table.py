@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from schemalab.explain import ReadExplanation
     from schemalab.history import TableHistory
+    from schemalab.iceberg import IcebergTable
     from schemalab.warehouse import Warehouse
 
 SchemaChoice = Literal["snapshot", "current"] | int | None
@@ -207,10 +208,19 @@ def _name_from_path(path: str) -> str:
     return f"{db[:-3]}.{table}" if db.endswith(".db") else table
 
 
-def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Table:
-    """Open a table directory written by anyone: schemalab, Java Paimon or pypaimon."""
+def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None
+               ) -> Table | IcebergTable:
+    """Open a table written by anyone, detecting the format from the layout: a Paimon table
+    (schemalab, Java Paimon, pypaimon: a ``schema/`` directory) or an Iceberg table (a
+    ``metadata/`` directory with ``*.metadata.json``, or such a file)."""
+    from schemalab.iceberg import IcebergTable, is_iceberg_table
+
     p = os.path.abspath(os.fspath(path))
     if os.path.isdir(os.path.join(p, "schema")):
         return Table(p, spark=spark)
-    raise TableNotFoundError(f"{p} is not a table directory (no schema/ inside)",
-                             rule="table-must-exist")
+    if is_iceberg_table(p) or (os.path.isfile(p) and p.endswith((".json", ".json.gz"))):
+        # a metadata JSON file named any way (Iceberg's own test fixtures are *.json)
+        return IcebergTable(p, spark=spark)
+    raise TableNotFoundError(
+        f"{p} is not a table: no Paimon schema/ directory and no Iceberg metadata/ directory "
+        "with *.metadata.json inside", rule="table-must-exist")
