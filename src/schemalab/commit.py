@@ -14,10 +14,11 @@ import os
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from schemalab import binaryrow
 from schemalab.errors import CommitConflictError
+from schemalab.manager import SchemaManager
 from schemalab.manifest import (
     DataFileMeta,
     FileKind,
@@ -72,23 +73,44 @@ def data_file_entry(f: WrittenFile, schema: TableSchema, *, min_seq: int = 0,
 
 def commit(table_path: str, table: str, schema: TableSchema,
            entries: Sequence[ManifestEntry], *, kind: str = "APPEND",
-           commit_user: str | None = None) -> Snapshot | None:
-    """Commit ``entries`` as the next snapshot; None when there is nothing to commit."""
+           commit_user: str | None = None,
+           replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None
+           ) -> Snapshot | None:
+    """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
+
+    ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
+    builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
+    would miss files another writer added meanwhile (they would survive the overwrite, and
+    two racing overwrites of one partition would both stay live)."""
     if not entries:
         return None
     namer = FileNamer()
     manifest_dir = os.path.join(table_path, "manifest")
     os.makedirs(manifest_dir, exist_ok=True)
-    manifest_name = namer.new_manifest()
-    size = write_manifest(os.path.join(manifest_dir, manifest_name), list(entries))
     part_types = [schema.type_of(k) for k in schema.partition_keys]
-    delta_meta = manifest_file_meta(manifest_name, size, list(entries), part_types)
-    added = sum(e.file.row_count for e in entries if e.kind == FileKind.ADD)
-    removed = sum(e.file.row_count for e in entries if e.kind == FileKind.DELETE)
+
+    def write_delta(delta: list[ManifestEntry]) -> tuple[str, ManifestFileMeta]:
+        name = namer.new_manifest()
+        size = write_manifest(os.path.join(manifest_dir, name), delta)
+        return name, manifest_file_meta(name, size, delta, part_types)
+
+    delta_entries: list[ManifestEntry] = []
+    manifest_name, delta_meta = "", None  # written on the first attempt
     snapshots = SnapshotManager(table_path, table)
+    schemas = SchemaManager(table_path, table)
     user = commit_user or str(uuid.uuid4())
     for attempt in range(MAX_ATTEMPTS):
         latest = snapshots.latest()
+        attempt_entries = list(entries) + (replaces(latest) if replaces is not None else [])
+        if delta_meta is None or attempt_entries != delta_entries:
+            if manifest_name:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(manifest_dir, manifest_name))
+            delta_entries = attempt_entries
+            manifest_name, delta_meta = write_delta(delta_entries)
+        assert delta_meta is not None
+        added = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.ADD)
+        removed = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.DELETE)
         base: list[ManifestFileMeta] = []
         if latest is not None:
             for name in (latest.base_manifest_list, latest.delta_manifest_list):
@@ -97,8 +119,14 @@ def commit(table_path: str, table: str, schema: TableSchema,
         base_size = write_manifest_list(os.path.join(manifest_dir, base_name), base)
         delta_size = write_manifest_list(os.path.join(manifest_dir, delta_name), [delta_meta])
         previous_total = (latest.total_record_count or 0) if latest else 0
+        # As Java's FileStoreCommitImpl: the snapshot records the table's latest schema at
+        # commit time, not the writer's. An ALTER may have landed while the files were being
+        # written (they keep their own schema id in the manifest); a snapshot older than its
+        # files' schema would make time travel drop their new columns, and snapshot schema
+        # ids would go backwards.
+        schema_id = max([schema.id, *schemas.list_ids()])
         snap = Snapshot(
-            id=(latest.id + 1) if latest else 1, schema_id=schema.id,
+            id=(latest.id + 1) if latest else 1, schema_id=schema_id,
             base_manifest_list=base_name, delta_manifest_list=delta_name,
             commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
             time_millis=int(time.time() * 1000),
@@ -113,8 +141,9 @@ def commit(table_path: str, table: str, schema: TableSchema,
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(manifest_dir, name))
         time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-    with contextlib.suppress(OSError):
-        os.unlink(os.path.join(manifest_dir, manifest_name))
+    if manifest_name:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(manifest_dir, manifest_name))
     raise CommitConflictError(
         f"Gave up committing to {table} after {MAX_ATTEMPTS} lost races; nothing of this "
         "commit is visible.", table=table, rule="commit-conflict")

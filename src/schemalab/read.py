@@ -16,6 +16,7 @@ name re-used with a new type), and matching by id makes names irrelevant anyway.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from schemalab.casts import CastMode, cast_kind
 from schemalab.schema import TableSchema
 from schemalab.types import (
+    FIELD_ID_KEY,
     ArrayType,
     AtomicType,
     DataField,
@@ -37,6 +39,7 @@ from schemalab.types import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import types as st
 
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null"]
 
@@ -147,8 +150,12 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
             per_schema[f.schema_id] = (cols, all(_id_scan_safe(c) for c in cols))
         cols, id_safe = per_schema[f.schema_id]
         by_id = id_safe and has_ids(f.path)
+        # The name-path key must pin down everything execution reads by: names and Spark
+        # types are not enough for ROW columns, whose nested fields are mapped *by id* (a
+        # nested field dropped and re-added under the same name and type has a new id, and
+        # files from before and after need different projections).
         key: tuple[object, ...] = ("id",) if by_id else ("name",) + tuple(
-            None if c.source is None else (c.source.name, _spark_sig(c.source.type), c.kind)
+            None if c.source is None else (c.source.name, _id_sig(c.source.type), c.kind)
             for c in cols)
         groups.setdefault(key, []).append(f)
         if key not in group_columns:
@@ -194,6 +201,20 @@ def _spark_sig(t: DataType) -> str:
     return to_spark(t).simpleString()
 
 
+def _id_sig(t: DataType) -> str:
+    """The Spark type with the field id of every nested ROW field (``simpleString`` has
+    names and types only)."""
+    if isinstance(t, RowType):
+        return "struct<" + ",".join(f"{f.id}:{f.name}:{_id_sig(f.type)}" for f in t.fields) + ">"
+    if isinstance(t, ArrayType):
+        return f"array<{_id_sig(t.element)}>"
+    if isinstance(t, MultisetType):
+        return f"multiset<{_id_sig(t.element)}>"
+    if isinstance(t, MapType):
+        return f"map<{_id_sig(t.key)},{_id_sig(t.value)}>"
+    return _spark_sig(t)
+
+
 def _contains_row(t: DataType) -> bool:
     if isinstance(t, RowType):
         return True
@@ -226,6 +247,14 @@ def _spark_reader_widens(st: DataType, tt: DataType) -> bool:
     """Type changes Spark's Parquet readers (vectorized and row) both apply correctly while
     reading (measured, see spark-notes.md); everything else is read as the file's type and
     cast afterwards."""
+    # Widening inside ARRAY/MAP is applied by the readers too (spark-notes.md); without this
+    # ARRAY<INT> → ARRAY<BIGINT> would cost its files a separate name-based scan plus a
+    # per-element transform.
+    if isinstance(st, ArrayType) and isinstance(tt, ArrayType):
+        return _same_or_widens(st.element, tt.element)
+    if isinstance(st, MapType) and isinstance(tt, MapType):
+        return (_spark_sig(st.key) == _spark_sig(tt.key)
+                and _same_or_widens(st.value, tt.value))
     if isinstance(st, AtomicType) and isinstance(tt, AtomicType):
         s, t = st.root, tt.root
         if s in _INTS and t in _INTS:
@@ -243,6 +272,12 @@ def _spark_reader_widens(st: DataType, tt: DataType) -> bool:
         if s is TypeRoot.DATE and t is TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE:
             return True
     return False
+
+
+def _same_or_widens(st: DataType, tt: DataType) -> bool:
+    if _contains_row(st) or _contains_row(tt):
+        return False  # ROWs are matched by id field by field: "evolved", not "widened"
+    return _spark_sig(st) == _spark_sig(tt) or _spark_reader_widens(st, tt)
 
 
 def _id_scan_safe(c: ColumnRead) -> bool:
@@ -306,15 +341,23 @@ def _read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession) -> DataFr
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
-    paths = [f.path for f in group.files]
+    paths = [_literal_path(f.path) for f in group.files]
     if group.by_id:
-        read_fields = [st.StructField(f"{ID_SCAN_PREFIX}{t.id}", _id_read_type(t.type), True,
+        prefix = _id_scan_prefix([plan.schemas[sid] for sid in group.schema_ids
+                                  if sid in plan.schemas])
+        read_fields = [st.StructField(f"{prefix}{t.id}", _id_read_type(t.type, prefix), True,
                                       {"parquet.field.id": t.id}) for t in plan.target.fields]
         df = spark.read.schema(st.StructType(read_fields)).parquet(*paths)
-        cols = [F.col(quote(f"{ID_SCAN_PREFIX}{t.id}")).cast(to_spark(t.type)).alias(t.name)
+        # Spark reads every file column as nullable (file sources apply ``asNullable`` to a
+        # user schema), and a cast may not turn a nullable ARRAY element / MAP value / ROW
+        # field into a NOT NULL one: cast to the all-nullable form of the target type.
+        cols = [F.col(quote(f"{prefix}{t.id}")).cast(_nullable(to_spark(t.type))).alias(t.name)
                 for t in plan.target.fields]
         return df.select(*cols)
-    read_fields = [st.StructField(c.source.name, to_spark(c.source.type), True)
+    # By name, in each column's file type. Nested ROW fields are requested by name too (no
+    # ids): files written without Parquet field ids (Paimon's, pypaimon's) fail a read schema
+    # that carries ids, and the names are exactly the file's own, so nothing can collide.
+    read_fields = [st.StructField(c.source.name, _without_ids(to_spark(c.source.type)), True)
                    for c in group.columns if c.source is not None]
     if not read_fields:
         # No column of the output exists in these files: still one row per record.
@@ -335,18 +378,82 @@ def _read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession) -> DataFr
     return df.select(*out)
 
 
-def _id_read_type(t: DataType) -> st.DataType:  # noqa: F821 - pyspark type in a string
-    """The target type with nested ROW fields renamed ``_sl_f<id>`` and carrying their ids."""
+def _literal_path(path: str) -> str:
+    """``path`` with Hadoop glob characters escaped. Spark globs every path it reads: a
+    table named ``x[1]`` would match ``x1`` instead, and globbing lists sibling directories,
+    failing on any whose name Hadoop cannot parse (``a:b``). Escaped components are taken
+    literally, without listing."""
+    return re.sub(r"([{}\[\]*?\\])", r"\\\1", path)
+
+
+def _id_scan_prefix(schemas: Sequence[TableSchema]) -> str:
+    """``_sl_f``, lengthened until no column of the files (at any depth) is named like a
+    synthetic column: a file column called ``_sl_f1`` that is *not* field 1 would otherwise
+    meet the vectorized reader's name-collision bug this scan exists to avoid."""
+    names: set[str] = set()
+    for schema in schemas:
+        for f in schema.fields:
+            _collect_names(f, names)
+    prefix = ID_SCAN_PREFIX
+    while any(n.startswith(prefix) and n[len(prefix):].isdigit() for n in names):
+        prefix += "_"
+    return prefix
+
+
+def _collect_names(f: DataField, out: set[str]) -> None:
+    out.add(f.name)
+    t = f.type
+    while isinstance(t, ArrayType | MultisetType | MapType):
+        t = t.value if isinstance(t, MapType) else t.element
+    if isinstance(t, RowType):
+        for sub in t.fields:
+            _collect_names(sub, out)
+
+
+def _nullable(t: st.DataType) -> st.DataType:
+    """``t`` with every nested field, array element and map value nullable."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.StructType):
+        return st.StructType([st.StructField(f.name, _nullable(f.dataType), True, f.metadata)
+                              for f in t.fields])
+    if isinstance(t, st.ArrayType):
+        return st.ArrayType(_nullable(t.elementType), True)
+    if isinstance(t, st.MapType):
+        return st.MapType(_nullable(t.keyType), _nullable(t.valueType), True)
+    return t
+
+
+def _without_ids(t: st.DataType) -> st.DataType:
+    """``t`` without Parquet field ids on nested fields (a read by name)."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.StructType):
+        return st.StructType([
+            st.StructField(f.name, _without_ids(f.dataType), f.nullable,
+                           {k: v for k, v in f.metadata.items() if k != FIELD_ID_KEY})
+            for f in t.fields])
+    if isinstance(t, st.ArrayType):
+        return st.ArrayType(_without_ids(t.elementType), t.containsNull)
+    if isinstance(t, st.MapType):
+        return st.MapType(_without_ids(t.keyType), _without_ids(t.valueType),
+                          t.valueContainsNull)
+    return t
+
+
+def _id_read_type(t: DataType, prefix: str = ID_SCAN_PREFIX) -> st.DataType:
+    """The target type with nested ROW fields renamed ``<prefix><id>`` and carrying their
+    ids."""
     from pyspark.sql import types as st
 
     if isinstance(t, RowType):
-        return st.StructType([st.StructField(f"{ID_SCAN_PREFIX}{f.id}", _id_read_type(f.type),
+        return st.StructType([st.StructField(f"{prefix}{f.id}", _id_read_type(f.type, prefix),
                                              True, {"parquet.field.id": f.id})
                               for f in t.fields])
     if isinstance(t, ArrayType):
-        return st.ArrayType(_id_read_type(t.element), True)
+        return st.ArrayType(_id_read_type(t.element, prefix), True)
     if isinstance(t, MapType):
-        return st.MapType(to_spark(t.key), _id_read_type(t.value), True)
+        return st.MapType(to_spark(t.key), _id_read_type(t.value, prefix), True)
     return to_spark(t)
 
 

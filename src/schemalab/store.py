@@ -32,16 +32,22 @@ def insert(table: Table, data: Any, *, columns: Any = None, by_position: bool = 
     files = write.write_files(spark, df, table.path, schema,
                               bucket_column=_bucket_column(schema, table.name))
     entries: list[ManifestEntry] = [commits.data_file_entry(f, schema) for f in files]
+    replaces = None
     if overwrite:
-        entries.extend(_overwritten(table, {(f.partition) for f in files}))
+        partitions = {f.partition for f in files}
+
+        def replaces(snap: Snapshot | None) -> list[ManifestEntry]:
+            return _overwritten(table, snap, partitions)
+
     return commits.commit(table.path, table.name, schema, entries,
-                          kind="OVERWRITE" if overwrite else "APPEND")
+                          kind="OVERWRITE" if overwrite else "APPEND", replaces=replaces)
 
 
-def _overwritten(table: Table, partitions: set[tuple[Any, ...]]) -> list[ManifestEntry]:
-    """DELETE entries for the live files an INSERT OVERWRITE replaces: every file of the
-    partitions it writes (all files of an unpartitioned table), as Spark's dynamic mode."""
-    snap = table.latest_snapshot
+def _overwritten(table: Table, snap: Snapshot | None,
+                 partitions: set[tuple[Any, ...]]) -> list[ManifestEntry]:
+    """DELETE entries for the files of ``snap`` an INSERT OVERWRITE replaces: every file of
+    the partitions it writes (all files of an unpartitioned table), as Spark's dynamic mode.
+    The commit asks again for each attempt, against the snapshot that attempt builds on."""
     out = []
     schema = table.schema
     part_types = [schema.type_of(k) for k in schema.partition_keys]
@@ -74,28 +80,22 @@ def _bucket_column(schema: TableSchema, table: str) -> Column | None:
 
 
 def bucket_udf(schema: TableSchema, keys: list[str], n: int) -> Column:
-    import pandas as pd
+    """A Spark column with ``bucket_of`` of each row's key values.
+
+    A plain row-at-a-time Python UDF, on purpose: PySpark 4.3 rejects a pandas UDF declared
+    with ``*cols`` (UNSUPPORTED_SIGNATURE), and a pandas UDF would hand an INT/BIGINT key
+    column holding a NULL over as float64, so keys above 2**53 would hash wrongly. Pickled
+    rows keep exact Python values (int, str, Decimal, date, datetime)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
     key_types = [schema.type_of(k) for k in keys]
 
-    @F.pandas_udf(st.IntegerType())  # type: ignore[call-overload]
-    def buckets(*cols: pd.Series) -> pd.Series:
-        rows = zip(*[c.astype(object).where(c.notna(), None).tolist() for c in cols],
-                   strict=True)
-        return pd.Series([bucket_of([_py(v) for v in r], key_types, n) for r in rows],
-                         dtype="int32")
+    def bucket(*values: Any) -> int:
+        return bucket_of(list(values), key_types, n)
 
-    return buckets(*[F.col("`" + k.replace("`", "``") + "`") for k in keys])
-
-
-def _py(value: Any) -> Any:
-    if hasattr(value, "to_pydatetime"):
-        return value.to_pydatetime()
-    if hasattr(value, "item"):
-        return value.item()
-    return value
+    udf = F.udf(bucket, st.IntegerType(), useArrow=False)
+    return udf(*[F.col("`" + k.replace("`", "``") + "`") for k in keys])
 
 
 def delete_where(table: Table, where: str | None) -> Snapshot | None:

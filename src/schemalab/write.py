@@ -9,6 +9,7 @@ dies leaves only orphans (``schemalab clean-orphans`` removes them), never a tor
 
 from __future__ import annotations
 
+import decimal
 import os
 import shutil
 import uuid
@@ -19,12 +20,22 @@ from typing import TYPE_CHECKING, Any
 from schemalab import paths
 from schemalab.errors import SchemaLabError
 from schemalab.schema import TableSchema
-from schemalab.types import FIELD_ID_KEY, AtomicType, DataField, RowType, spark_field, to_spark
+from schemalab.types import (
+    FIELD_ID_KEY,
+    AtomicType,
+    DataField,
+    RowType,
+    TypeRoot,
+    spark_field,
+    to_spark,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 STAGING_PREFIX = ".staging-"
+#: starts the message of the Spark error a NULL in a NOT NULL column raises while writing
+NOT_NULL_MARKER = "[schemalab:not-null]"
 _BUCKET_COL = "__sl_bucket"
 _PART_COL = "__sl_p"
 
@@ -64,10 +75,11 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
     from pyspark.sql import DataFrame as SparkDataFrame
     from pyspark.sql import functions as F
 
+    _check_spark_can_tell_names_apart(spark, schema, table)
     if isinstance(data, SparkDataFrame):
         df = data
     else:
-        df = _local_to_frame(spark, data, schema)
+        df = _local_to_frame(spark, data, schema, table)
     names = list(columns) if columns is not None else None
     if by_position or names is not None:
         given = names if names is not None else schema.field_names[: len(df.columns)]
@@ -96,13 +108,38 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
                                      "given a value", table=table, column=f.name,
                                      rule="not-null")
             col = F.lit(None).cast(target)
+        if not f.type.nullable:
+            # Spark's writer does not enforce nullability: without this a NULL lands in a NOT
+            # NULL column and every later read of the column is wrong. Failing the job
+            # fails the insert before anything is committed (write_files turns the message
+            # into a SchemaLabError).
+            col = F.when(col.isNull(), F.raise_error(F.lit(
+                f"{NOT_NULL_MARKER} Table {table}: column {f.name} is NOT NULL but a row "
+                "gives it NULL"))).otherwise(col)
         # The id must sit on the alias: DataFrame.to(schema) loses field metadata when the
         # optimizer drops a projection it sees as a no-op, and the file gets no ids.
         out.append(col.alias(f.name, metadata={FIELD_ID_KEY: f.id}))
     return df.select(*out)
 
 
-def _local_to_frame(spark: SparkSession, data: Any, schema: TableSchema) -> DataFrame:
+def _check_spark_can_tell_names_apart(spark: SparkSession, schema: TableSchema,
+                                      table: str) -> None:
+    if str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true":
+        return
+    seen: dict[str, str] = {}
+    for name in schema.field_names:
+        other = seen.setdefault(name.lower(), name)
+        if other != name:
+            raise SchemaLabError(
+                f"Table {table} has columns {other!r} and {name!r}, which differ only in "
+                "case: Spark resolves names case-insensitively (spark.sql.caseSensitive = "
+                "false), so it can neither select nor write them apart. Rename one of them "
+                "or set spark.sql.caseSensitive = true.", table=table, column=name,
+                rule="case-insensitive-names")
+
+
+def _local_to_frame(spark: SparkSession, data: Any, schema: TableSchema,
+                    table: str) -> DataFrame:
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
@@ -114,11 +151,29 @@ def _local_to_frame(spark: SparkSession, data: Any, schema: TableSchema) -> Data
         return spark.createDataFrame([], spark_write_schema(schema))
     first = rows[0]
     if isinstance(first, dict):
+        # Keys are column names: one that is not a column must fail as an unknown column of
+        # a DataFrame does, not be dropped silently.
+        for r in rows:
+            unknown = [k for k in r if schema.field(k) is None]
+            if unknown:
+                raise SchemaLabError(
+                    f"Table {table} has no column {unknown[0]!r} (columns: "
+                    f"{', '.join(schema.field_names)})", table=table, column=str(unknown[0]),
+                    rule="column-must-exist")
         names = [n for n in schema.field_names if any(n in r for r in rows)]
         tuples = [tuple(r.get(n) for n in names) for r in rows]
         sub = [schema.field(n) for n in names]
         return spark.createDataFrame(tuples, _nullable_schema([f for f in sub if f]))
     width = len(first)
+    ragged = next((r for r in rows if len(r) != width), None)
+    if ragged is not None:
+        raise SchemaLabError(
+            f"Table {table}: rows of {width} and of {len(ragged)} values in one insert; give "
+            "every row the same columns", table=table, rule="insert-arity")
+    if width > len(schema.fields):
+        raise SchemaLabError(
+            f"Table {table}: {width} values given for {len(schema.fields)} columns "
+            f"({', '.join(schema.field_names)})", table=table, rule="insert-arity")
     return spark.createDataFrame([tuple(r) for r in rows],
                                  _nullable_schema(list(schema.fields[:width])))
 
@@ -151,7 +206,15 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         writer = out.write.mode("overwrite").option("compression", "zstd")
         if group_cols:
             writer = writer.partitionBy(*group_cols)
-        writer.parquet(staging)
+        try:
+            writer.parquet(staging)
+        except Exception as e:
+            text = str(e)
+            at = text.find(NOT_NULL_MARKER)
+            if at < 0:
+                raise
+            message = text[at + len(NOT_NULL_MARKER):].split(" SQLSTATE")[0].split("\n")[0]
+            raise SchemaLabError(message.strip(), rule="not-null") from e
         return _place_files(staging, table_path, schema, bucket_column is not None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -164,7 +227,6 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
     prefix = f"data-{uuid.uuid4()}-"
     placed: list[WrittenFile] = []
     counter = 0
-    part_types = [schema.type_of(k) for k in schema.partition_keys]
     for d, _, names in sorted(os.walk(staging)):
         for n in sorted(names):
             if not n.endswith(".parquet"):
@@ -174,8 +236,10 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
             if meta.num_rows == 0:
                 continue
             stats = file_stats(meta, schema)
-            partition = tuple(_partition_value(stats[schema.field_names.index(k)], t)
-                              for k, t in zip(schema.partition_keys, part_types, strict=True))
+            partition = tuple(
+                _partition_value(stats[schema.field_names.index(k)], meta.num_rows, src,
+                                 schema.field_names.index(k), schema.field(k))
+                for k in schema.partition_keys)
             bucket = _bucket_from_dir(os.path.relpath(d, staging)) if bucketed else 0
             dest_dir = paths.bucket_dir(table_path,
                                         list(zip(schema.partition_keys, partition, strict=True)),
@@ -197,9 +261,19 @@ def _bucket_from_dir(rel: str) -> int:
     raise SchemaLabError(f"staging directory {rel!r} has no bucket", rule="internal")
 
 
-def _partition_value(stats: ColumnStats, t: Any) -> Any:
+def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
+                     f: DataField | None) -> Any:
     if stats.min is None:
-        return None
+        if stats.null_count == num_rows:
+            return None
+        # No min/max in the footer although there are values (Parquet writers drop
+        # statistics of long values, and some types have none): read the value itself
+        # rather than file the rows under the NULL partition.
+        import pyarrow.parquet as pq
+
+        values = pq.read_table(path).column(index).to_pylist()
+        assert f is not None
+        return _normalize(values[0], f)
     if stats.min != stats.max:  # pragma: no cover - Spark's partitionBy guarantees this
         raise SchemaLabError("a data file spans two partitions", rule="internal")
     return stats.min
@@ -208,30 +282,82 @@ def _partition_value(stats: ColumnStats, t: Any) -> Any:
 def file_stats(meta: Any, schema: TableSchema) -> tuple[ColumnStats, ...]:
     """Min, max and null count of every top-level column, combined over row groups.
     Nested columns (ROW/ARRAY/MAP) have no min/max, as in Paimon."""
-    by_path: dict[str, int] = {}
-    for i in range(meta.num_columns):
-        by_path[meta.schema.column(i).path] = i
+    # Leaf columns are found by position, not by dotted path: a top-level column named
+    # "a.b" and field b of a ROW column "a" have the same path string. The file's own
+    # top-level fields say how many leaves each column spans.
+    first_leaf: dict[str, int] = {}
+    try:
+        leaf = 0
+        for af in meta.schema.to_arrow_schema():
+            first_leaf.setdefault(af.name, leaf)
+            leaf += _leaf_count(af.type)
+    except (ValueError, TypeError, NotImplementedError):  # a type pyarrow cannot map
+        for i in range(meta.num_columns):
+            first_leaf.setdefault(meta.schema.column(i).path, i)
     out = []
     for f in schema.fields:
-        idx = by_path.get(f.name) if isinstance(f.type, AtomicType) else None
+        idx = first_leaf.get(f.name) if isinstance(f.type, AtomicType) else None
+        if idx is not None and (idx >= meta.num_columns
+                                or meta.schema.column(idx).name != f.name):
+            idx = None
         if idx is None:
             out.append(ColumnStats(None, None, None if not isinstance(f.type, AtomicType)
                                    else meta.num_rows))
             continue
         lo = hi = None
         nulls: int | None = 0
+        complete = True
         for rg in range(meta.num_row_groups):
             st = meta.row_group(rg).column(idx).statistics
             if st is None:
                 nulls = None
+                complete = False
                 continue
             if nulls is not None:
                 nulls = nulls + st.null_count if st.has_null_count else None
-            if st.has_min_max:
-                lo = st.min if lo is None or st.min < lo else lo
-                hi = st.max if hi is None or st.max > hi else hi
+            bounds = _min_max(st, f) if st.has_min_max else None
+            if bounds is None:
+                # A row group without bounds (e.g. all NULL) leaves the others valid, but
+                # one whose bounds cannot be read makes any file-wide bound a guess.
+                complete = complete and (st.has_null_count and st.null_count
+                                         == meta.row_group(rg).num_rows)
+                continue
+            mn, mx = bounds
+            lo = mn if lo is None or mn < lo else lo
+            hi = mx if hi is None or mx > hi else hi
+        if not complete:
+            lo = hi = None
         out.append(ColumnStats(_normalize(lo, f), _normalize(hi, f), nulls))
     return tuple(out)
+
+
+def _min_max(st: Any, f: DataField) -> tuple[Any, Any] | None:
+    """A row group's (min, max) of column ``f``, or None when they cannot be read."""
+    try:
+        return st.min, st.max
+    except NotImplementedError:
+        # pyarrow (< 20) cannot convert statistics of a DECIMAL stored as INT32/INT64, which
+        # is how Spark writes precision <= 18: every DECIMAL(10, 2) column. The raw values
+        # are the unscaled integers.
+        if isinstance(f.type, AtomicType) and f.type.root is TypeRoot.DECIMAL \
+                and isinstance(st.min_raw, int) and isinstance(st.max_raw, int):
+            scale = f.type.scale or 0
+            return (decimal.Decimal(st.min_raw).scaleb(-scale),
+                    decimal.Decimal(st.max_raw).scaleb(-scale))
+        return None
+
+
+def _leaf_count(t: Any) -> int:
+    """How many Parquet leaf columns an Arrow type is stored as."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    return 1
 
 
 def _normalize(value: Any, f: DataField) -> Any:
