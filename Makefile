@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-spark check-java lint clean
+.PHONY: lab test test-fast test-spark test-browser check-java lint clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -27,6 +27,14 @@ lab: check-java $(STAMP)
 # Fast pure-Python tests, then Spark tests (one shared session), then every notebook (nbval).
 test: check-java $(STAMP)
 	$(PY) -m pytest -q tests notebooks --nbval
+
+# The tour's widgets clicked in a real JupyterLab, in Debian's chromium (Playwright drives it;
+# its own browser download is never used). Opt-in: `make test` skips tests/browser.
+test-browser: check-java $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$(test "$$(id -u)" -eq 0 || echo sudo); \
+	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	SCHEMALAB_BROWSER=1 $(PY) -m pytest -q tests/browser
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q tests -m "not spark"
