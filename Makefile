@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-spark test-browser check-java lint clean
+.PHONY: lab test test-fast test-spark test-browser notebooks check-java lint clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -35,6 +35,15 @@ test-browser: check-java $(STAMP)
 	  SUDO=$$(test "$$(id -u)" -eq 0 || echo sudo); \
 	  $$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 	SCHEMALAB_BROWSER=1 $(PY) -m pytest -q tests/browser
+
+# Re-run notebooks and store their outputs for nbval (NB=notebooks/xx.ipynb for one). No widget
+# state (plotly's FigureWidget would store its whole JS bundle: megabytes per figure) and no
+# per-cell timings, so a re-run only changes what a reader sees.
+NB ?= notebooks/*.ipynb
+notebooks: check-java $(STAMP)
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
+	  $(NB)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q tests -m "not spark"

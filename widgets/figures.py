@@ -12,7 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from schemalab.history import FieldLineage, SchemaDiff, SnapshotNode, TableHistory
+from schemalab.history import FieldEvent, FieldLineage, SchemaDiff, SnapshotNode, TableHistory
 
 EVENT_COLORS = {
     "added": "#2da44e", "renamed": "#0969da", "retyped": "#bf8700",
@@ -131,8 +131,9 @@ def lineage_figure(h: TableHistory, *, max_fields: int = 200) -> go.Figure:
     fig.update_xaxes(tickvals=list(range(len(versions))),
                      ticktext=[f"schema {v}" for v in versions], side="top",
                      range=[-0.6, max(len(versions) - 0.4, 0.6)])
+    # half a row of room above the top field: its name label sits above its marker
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(rows)),
-                     showgrid=False)
+                     showgrid=False, range=[-0.6, max(len(rows), 1) - 0.1])
     return _layout(fig, f"{h.name}: field lineage by id", 120 + 46 * max(len(rows), 1))
 
 
@@ -177,12 +178,18 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "") -> go.Figure:
     return _layout(fig, title or f"snapshot {node.id}: manifest tree", 380)
 
 
+def _without_kind(ev: FieldEvent) -> str:
+    """``ev.describe()`` without a leading kind word, which the badge before it shows."""
+    text = ev.describe()
+    return text[len(ev.kind) + 1:] if text.startswith(ev.kind + " ") else text
+
+
 def diff_html(d: SchemaDiff) -> str:
     """A schema diff as an HTML list, every name escaped."""
     if not d.events:
         return f"<p>schema {d.old} → {d.new}: no field changes</p>"
     items = "".join(
         f"<li><span style='color:{EVENT_COLORS.get(ev.kind, '#57606a')};font-weight:600'>"
-        f"{html.escape(ev.kind)}</span> {html.escape(ev.describe())} "
+        f"{html.escape(ev.kind)}</span> {html.escape(_without_kind(ev))} "
         f"<small>(field {ev.field_id})</small></li>" for ev in d.events)
     return f"<p><b>schema {d.old} → {d.new}</b></p><ul>{items}</ul>"
