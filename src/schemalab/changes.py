@@ -263,9 +263,11 @@ def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange], *,
             new_type = assign_field_ids(change.data_type, counter)
             new_field = DataField(highest, change.path[-1], new_type, change.comment)
             highest = counter[0]
-            fields = _edit_container(ctx, fields, change.path, lambda fs, name, nf=new_field,
-                                     ch=change: _insert(ctx, fs, nf, ch, partition_keys,
-                                                        add_before_partition))
+            def add(fs: tuple[DataField, ...], name: str, nf: DataField = new_field,
+                    ch: AddColumn = change) -> tuple[DataField, ...]:
+                return _insert(ctx, fs, nf, ch, partition_keys, add_before_partition)
+
+            fields = _edit_container(ctx, fields, change.path, add)
         elif isinstance(change, RenameColumn):
             if len(change.path) == 1 and change.path[0] in partition_keys:
                 raise ctx.fail(f"Cannot rename partition column: [{change.path[0]}]",
@@ -327,8 +329,11 @@ def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange], *,
 
             fields = _edit_field(ctx, fields, change.path, renull)
         elif isinstance(change, UpdateColumnComment):
-            fields = _edit_field(ctx, fields, change.path,
-                                 lambda f, sub, ch=change: replace(f, description=ch.comment))
+            def recomment(f: DataField, sub: tuple[str, ...],
+                          ch: UpdateColumnComment = change) -> DataField:
+                return replace(f, description=ch.comment)
+
+            fields = _edit_field(ctx, fields, change.path, recomment)
         elif isinstance(change, UpdateColumnPosition):
             fields = _apply_move(ctx, fields, change.move)
         else:  # pragma: no cover - the union is closed
@@ -590,8 +595,11 @@ def _edit_field(ctx: _Ctx, fields: tuple[DataField, ...], path: tuple[str, ...],
         if sub and not all(s in ("element", "value") for s in sub):
             continue
         try:
-            return _edit_container(ctx, fields, head,
-                                   lambda fs, name, s=sub: _edit_one(ctx, fs, name, path, s, edit))
+            def one(fs: tuple[DataField, ...], name: str,
+                    s: tuple[str, ...] = sub) -> tuple[DataField, ...]:
+                return _edit_one(ctx, fs, name, path, s, edit)
+
+            return _edit_container(ctx, fields, head, one)
         except _NoSuchStep:
             continue
         except SchemaChangeError as e:

@@ -206,9 +206,11 @@ class Warehouse:
                                    row_schema="namespace STRING, tableName STRING")
         if isinstance(stmt, ddl.DescribeTable):
             t = self.table(stmt.name)
-            rows = [(f.name, f.type.sql(), f.description, f.id) for f in t.schema.fields]
+            described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
+                                                for f in t.schema.fields]
             return StatementResult(
-                stmt.text, columns=["col_name", "data_type", "comment", "field_id"], rows=rows,
+                stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
+                rows=described,
                 row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
         if isinstance(stmt, ddl.Insert):
             t = self.table(stmt.name)
