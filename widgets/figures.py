@@ -33,6 +33,10 @@ def _esc(text: Any) -> str:
     return html.escape(str(text), quote=False)
 
 
+def _rows(n: int | None) -> str:
+    return "? rows" if n is None else f"{n:,} row{'' if n == 1 else 's'}"
+
+
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
     fig.update_layout(title=dict(text=_esc(title), x=0.01), height=height,
                       margin=dict(l=10, r=10, t=50, b=30), template="plotly_white",
@@ -70,13 +74,16 @@ def schema_timeline_figure(h: TableHistory) -> go.Figure:
         sx.append(base + 0.15 + 0.12 * k)
         stexts.append(str(s.id))
         shovers.append(f"<b>snapshot {s.id}</b> ({_esc(s.kind)})<br>schema {s.schema_id}"
-                       f"<br>{s.record_count} rows")
+                       f"<br>{_rows(s.record_count)}")
         scolors.append(schema_color(s.schema_id))
     fig.add_trace(go.Scatter(x=sx, y=["snapshot"] * len(sx), mode="markers+text", text=stexts,
                              textposition="bottom center", hovertext=shovers,
                              hoverinfo="text", marker=dict(size=12, color=scolors)))
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(categoryorder="array", categoryarray=["snapshot", "schema"])
+    # room left and right of the outer markers, and above the schema lane for its labels
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False,
+                     range=[-0.5, max(len(xs) - 0.5, max(sx, default=0) + 0.3)])
+    fig.update_yaxes(categoryorder="array", categoryarray=["snapshot", "schema"],
+                     range=[-0.6, 1.6])
     return _layout(fig, f"{h.name}: schema versions and snapshots", 260)
 
 
@@ -150,7 +157,8 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "") -> go.Figure:
     for li, lst in enumerate(node.lists):
         lid = f"{root}/l{li}"
         ids.append(lid)
-        labels.append(f"{lst.kind} list")
+        # Paimon's lists are "base"/"delta"; Iceberg's one is already called a manifest list
+        labels.append(lst.kind if lst.kind.endswith("list") else f"{lst.kind} list")
         parents.append(root)
         colors.append("#f6f8fa")
         hovers.append(_esc(lst.name))
@@ -163,19 +171,30 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "") -> go.Figure:
             hovers.append(_esc(m.name))
             for fi, f in enumerate(m.files):
                 ids.append(f"{mid}/f{fi}")
-                labels.append(f"{f.kind} {f.row_count} rows (schema {f.schema_id})")
+                labels.append(f"{f.kind} {_rows(f.row_count)} (schema {f.schema_id})")
                 parents.append(mid)
                 # Paimon says ADD/DELETE, Iceberg ADDED/EXISTING/DELETED
                 live = f.kind.startswith(("ADD", "EXISTING"))
                 colors.append(schema_color(f.schema_id) if live else "#cf222e")
                 part = ", ".join(f"{_esc(k)}={_esc(v)}" for k, v in f.partition.items())
                 hovers.append(f"{_esc(f.path)}<br>{f.kind}, schema {f.schema_id}, "
-                              f"{f.row_count} rows" + (f"<br>{part}" if part else "")
-                              + ("" if f.bucket is None else f"<br>bucket {f.bucket}"))
+                              f"{_rows(f.row_count)}" + (f"<br>{part}" if part else "")
+                              + ("" if f.bucket is None else f"<br>bucket {f.bucket}")
+                              + _lsm_text(f))
     fig = go.Figure(go.Icicle(ids=ids, labels=labels, parents=parents,
                               marker=dict(colors=colors), hovertext=hovers,
                               hoverinfo="text", tiling=dict(orientation="h")))
     return _layout(fig, title or f"snapshot {node.id}: manifest tree", 380)
+
+
+def _lsm_text(f: Any) -> str:
+    """A primary-key file's place in its bucket's LSM tree: level, key range, sequence
+    numbers (what the deduplicate merge orders by)."""
+    if f.min_key is None:
+        return ""
+    keys = ", ".join(_esc(k) for k in f.min_key) + " … " + ", ".join(_esc(k) for k in f.max_key)
+    return (f"<br>level {f.level}, keys [{keys}], sequence numbers "
+            f"{f.min_sequence_number}–{f.max_sequence_number}")
 
 
 def _without_kind(ev: FieldEvent) -> str:

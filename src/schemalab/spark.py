@@ -64,7 +64,9 @@ def local_spark(app_name: str = "schemalab", *, cores: int = 2, driver_memory: s
     configure_session(spark)
     # PySpark logs every failed query with its whole JVM stack as JSON on stderr; the
     # exception that reaches the caller already says it all.
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    # DataFrame operations log through their own logger the same way.
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     return spark
 
 
