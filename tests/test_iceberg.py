@@ -669,3 +669,29 @@ def _as_delete(m: Any, mf: Any) -> Any:
         return m
     entries = tuple(replace(e, content=1, status=1) for e in m.entries if e.live)[:1]
     return replace(m, file=mf, entries=entries)
+
+
+def test_explain_read(warehouse: Path) -> None:
+    """The same explanation as a Paimon table's: files grouped by the schema they were
+    written under, each column by id, NULLs and dropped columns said why."""
+    t = _table(warehouse, "orders")
+    ex = t.explain_read()
+    text = ex.text()
+    assert "Iceberg type promotion" in text and "cast.mode" not in text
+    first = min(g.schema_id for g in ex.groups)
+    # `name` was renamed to `product` and back: by id from the file's own column `name`
+    assert ex.column(first, "name").text == "by id from column `name`"
+    # qty was dropped and re-added as a string: the old files' qty is another field
+    qty = ex.column(first, "qty")
+    assert qty.kind == "null" and "did not exist when these files were written" in qty.text
+    dropped = [i for g in ex.groups if g.schema_id == first for i in g.ignored]
+    assert any(i.startswith("file column `qty` ignored") and "was dropped in schema" in i
+               for i in dropped), dropped
+    # int -> long widening of the first qty shows on the files between the two changes
+    second = sorted(g.schema_id for g in ex.groups)[1]
+    assert "widened" in ex.column(first, "price").text
+    assert ex.column(second, "name").kind in ("same", "renamed")
+    # time travel: the first snapshot read in its own schema has nothing to evolve
+    old = t.explain_read(t.snapshots[0].snapshot_id)
+    assert all(c.kind == "same" for g in old.groups for c in g.columns)
+    assert "<script>" not in ex._repr_html_()

@@ -93,6 +93,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import types as st
 
+    from schemalab.explain import ReadExplanation
     from schemalab.schema import TableSchema
 
 SUPPORTED_VERSIONS = (1, 2, 3)
@@ -1381,15 +1382,20 @@ class IcebergTable:
         return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
                             base.kind, base.record_count, lists, tuple(live), base.summary)
 
-    def _file_node(self, e: ManifestEntry, current: IcebergSchema,
-                   manifest_schema_id: int | None) -> FileNode:
+    def written_schema_id(self, e: ManifestEntry, manifest_schema_id: int | None = None
+                          ) -> int:
+        """The schema a data file was written under. Iceberg records none per file: it is
+        the schema of the snapshot that added the file, else the manifest's, else today's."""
         added_by = self.metadata.snapshot(e.snapshot_id) if e.snapshot_id is not None else None
         if added_by is not None:
-            schema_id = self.snapshot_schema_id(added_by)
-        elif manifest_schema_id is not None:
-            schema_id = manifest_schema_id
-        else:
-            schema_id = current.schema_id
+            return self.snapshot_schema_id(added_by)
+        if manifest_schema_id is not None:
+            return manifest_schema_id
+        return self.schema.schema_id
+
+    def _file_node(self, e: ManifestEntry, current: IcebergSchema,
+                   manifest_schema_id: int | None) -> FileNode:
+        schema_id = self.written_schema_id(e, manifest_schema_id)
         spec = self.metadata.spec(e.spec_id)
         names = {pf.field_id: pf.name for pf in spec.fields} if spec else {}
         partition = {names.get(fid, e.partition_names.get(fid, str(fid))): v
@@ -1453,6 +1459,40 @@ class IcebergTable:
             return plan_iceberg_read(self, target, [], None)
         return plan_iceberg_read(self, target, self.data_files(snap.snapshot_id),
                                  snap.snapshot_id)
+
+    def explain_read(self, snapshot_id: int | None = None,
+                     schema: SchemaChoice = None) -> ReadExplanation:
+        """For each group of files, how each output column of the read is produced, and why
+        a value is NULL or cast: the same explanation as a Paimon table's.
+
+        Files are grouped by the schema they were written under (see
+        :meth:`written_schema_id`); their Parquet columns are that schema's, matched by field
+        id. A column an identity partition fills for files that lack it is explained as
+        NULL here, though the read returns the partition value."""
+        import dataclasses
+
+        from schemalab.casts import CastMode
+        from schemalab.explain import explain
+        from schemalab.read import DataFile, plan_read
+
+        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.current_snapshot
+        if snapshot_id is None and schema is None:
+            schema = "current"
+        target = self.target_schema(snap, schema)
+
+        def paimon_view(s: IcebergSchema) -> TableSchema:
+            # identifier fields are not a merge key: Iceberg reads never deduplicate
+            return dataclasses.replace(s.to_paimon(), primary_keys=())
+
+        files = [] if snap is None else [
+            DataFile(df.path, self.written_schema_id(df.entry), df.entry.record_count)
+            for df in self.data_files(snap.snapshot_id)]
+        plan = plan_read(self.name, paimon_view(target), files,
+                         lambda sid: paimon_view(self.schema_at(sid)), CastMode.EXPLICIT,
+                         has_field_ids=lambda _path: True,
+                         snapshot_id=None if snap is None else snap.snapshot_id)
+        return dataclasses.replace(explain(plan, self.history()),
+                                   cast_mode="Iceberg type promotion")
 
     def read(self, spark: SparkSession | None = None, snapshot_id: int | None = None,
              schema: SchemaChoice = None) -> DataFrame:
