@@ -785,12 +785,17 @@ class SequenceRun:
             if isinstance(op, Insert):
                 if op.via_sql:
                     s = self.model.schema
-                    values_sql = ", ".join(
-                        "(" + ", ".join(_sql_literal(v, f.type)
-                                        for v, f in zip(r, s.fields, strict=True)) + ")"
-                        for r in op.rows)
-                    self.wh.sql(f"INSERT INTO {table_sql('default', self.name)} "
-                                f"VALUES {values_sql}")
+                    literals = [", ".join(_sql_literal(v, f.type)
+                                          for v, f in zip(r, s.fields, strict=True))
+                                for r in op.rows]
+                    if len(s.fields) == 1 and isinstance(s.fields[0].type, MRow):
+                        # Spark's parser unpacks a VALUES row that is a single struct(..)
+                        # into its fields (``VALUES (struct(1, 2))`` is a row of 2 columns),
+                        # as it would for its own tables: a single ROW column needs SELECT.
+                        query = " UNION ALL ".join(f"SELECT {x}" for x in literals)
+                    else:
+                        query = "VALUES " + ", ".join(f"({x})" for x in literals)
+                    self.wh.sql(f"INSERT INTO {table_sql('default', self.name)} {query}")
                 else:
                     t.insert(list(op.rows))
                 self.model.insert(op.rows)
@@ -1072,9 +1077,15 @@ def alter_loop(table_path: str, log: str, start: int) -> None:
 def insert_loop(warehouse: str, table: str, log: str, start: int, go_file: str) -> None:
     """Start Spark, wait for ``go_file``, then forever insert 3 rows with fresh ids; log each
     committed snapshot with its ids."""
+    from importlib import resources
+
     import schemalab as sl
 
-    spark = sl.local_spark(f"insert-loop-{start}", cores=1, driver_memory="1g")
+    # A test JVM: quicker to start, slower at steady state (spark-notes.md).
+    log_conf = resources.files("schemalab").joinpath("log4j2.properties")
+    java = f"-Dlog4j2.configurationFile=file:{log_conf} -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    spark = sl.local_spark(f"insert-loop-{start}", cores=1, driver_memory="1g",
+                           extra_conf={"spark.driver.extraJavaOptions": java})
     t = sl.Warehouse(warehouse, spark=spark).table(table)
     log_line(log, {"ready": True})
     wait_for(go_file, 600)
@@ -1086,8 +1097,114 @@ def insert_loop(warehouse: str, table: str, log: str, start: int, go_file: str) 
         k += 3
 
 
+def py_insert(table: Any, rows: Sequence[dict[str, Any]]) -> Any:
+    """INSERT without Spark: the same steps as ``store.insert`` (a data file written under a
+    hidden staging directory and moved to its final name, then manifest → manifest lists →
+    snapshot), with pyarrow writing the Parquet file (with field ids) instead of Spark. Lets
+    crash and race tests run many writer processes without a JVM each. Unpartitioned,
+    unbucketed tables only. On a failed commit the data file is removed, as store.insert
+    does."""
+    import uuid
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemalab import commit as commits
+    from schemalab import write
+    from schemalab.types import arrow_schema
+
+    schema = table.schema
+    assert not schema.partition_keys
+    staging = os.path.join(table.path, f"{write.STAGING_PREFIX}{uuid.uuid4().hex}")
+    os.makedirs(staging)
+    try:
+        src = os.path.join(staging, "part-0.parquet")
+        data = pa.Table.from_pylist(list(rows), schema=arrow_schema(schema.fields))
+        pq.write_table(data, src, compression="zstd")
+        meta = pq.ParquetFile(src).metadata
+        dest_dir = os.path.join(table.path, "bucket-0")
+        os.makedirs(dest_dir, exist_ok=True)
+        name = f"data-{uuid.uuid4()}-0.parquet"
+        dest = os.path.join(dest_dir, name)
+        os.rename(src, dest)
+    finally:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+    written = write.WrittenFile(dest, name, meta.num_rows, os.path.getsize(dest), (), 0,
+                                write.file_stats(meta, schema))
+    try:
+        return commits.commit(table.path, table.name, schema,
+                              [commits.data_file_entry(written, schema)])
+    except BaseException:
+        os.unlink(dest)
+        raise
+
+
+def py_read_ids(table: Any, snapshot_id: int | None = None) -> list[int]:
+    """The ``id`` column of every live row of a snapshot (default: latest), read with pyarrow
+    from the files the manifests name (column ``id`` is never renamed in these tests)."""
+    import pyarrow.parquet as pq
+
+    snap = table.latest_snapshot if snapshot_id is None else table.snapshot(snapshot_id)
+    out: list[int] = []
+    for f in table.data_files(snap):
+        out += pq.read_table(f.path, columns=["id"]).column("id").to_pylist()
+    return sorted(out)
+
+
+def mixed_loop(table_path: str, log: str, start: int, count: int, what: str,
+               max_attempts: int | None = None) -> None:
+    """``count`` commits (forever when 0): ``what`` is "insert" (3 rows with fresh ids),
+    "alter" (add column ``c<k>``, then set option ``k<k>``) or "mixed" (insert, alter,
+    option in turn). Each success is logged after it committed; with ``max_attempts`` a
+    commit that keeps losing races fails, and the failure is logged with its message."""
+    from schemalab import commit as commits
+    from schemalab import manager
+    from schemalab.errors import CommitConflictError
+    from schemalab.table import Table
+    from schemalab.types import parse_type
+
+    if max_attempts is not None:
+        commits.MAX_ATTEMPTS = max_attempts
+        manager.MAX_COMMIT_ATTEMPTS = max_attempts
+    import pyarrow.parquet  # noqa: F401 - imported before "ready": kills hit commits, not imports
+
+    t = Table(table_path)
+    log_line(log, {"ready": True, "pid": os.getpid()})
+    go = os.environ.get("SCHEMALAB_GO_FILE")
+    if go:  # racing writers start together
+        wait_for(go, 300)
+    kinds = {"insert": ("insert",), "alter": ("alter", "option"),
+             "mixed": ("insert", "alter", "option")}[what]
+    k = start
+    n = 0
+    while count == 0 or n < count:
+        kind = kinds[n % len(kinds)]
+        n += 1
+        try:
+            if kind == "insert":
+                ids = [k * 10 + j for j in range(3)]
+                snap = py_insert(t, [{"id": i, "writer": start} for i in ids])
+                log_line(log, {"snapshot": snap.id, "ids": ids})
+            elif kind == "alter":
+                s = t.alter(AddColumn((f"c{k}",), parse_type("INT")))
+                log_line(log, {"schema": s.id, "column": f"c{k}"})
+            else:
+                s = t.alter(SetOption(f"k{k}", str(k)))
+                log_line(log, {"schema": s.id, "option": f"k{k}"})
+        except CommitConflictError as e:
+            log_line(log, {"failed": kind, "error": str(e), "ids":
+                           [k * 10 + j for j in range(3)] if kind == "insert" else []})
+        k += 1
+
+
 def main(argv: Sequence[str]) -> int:
     mode = argv[0]
+    if mode == "mixed-loop":
+        mixed_loop(argv[1], argv[2], int(argv[3]), int(argv[4]), argv[5],
+                   int(argv[6]) if len(argv) > 6 else None)
+        return 0
     if mode == "alter-loop":
         alter_loop(argv[1], argv[2], int(argv[3]))
     elif mode == "insert-loop":

@@ -2,6 +2,8 @@
 
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
     schemalab inspect TABLE_PATH [--json]                    history: schemas, lineage, snapshots
+    schemalab clean-orphans TABLE_PATH [--delete] [--older-than SECONDS]
+                                                             files no snapshot references
 
 Errors print as one clear message (exit status 1), never as a traceback.
 """
@@ -37,17 +39,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory")
     p_inspect.add_argument("--json", action="store_true", help="machine-readable output")
 
+    p_orphans = sub.add_parser(
+        "clean-orphans", help="list (dry run) or delete files of a table that no snapshot "
+                              "references: what a killed writer leaves behind")
+    p_orphans.add_argument("table_path", help="a Paimon table directory")
+    p_orphans.add_argument("--delete", action="store_true",
+                           help="remove the orphans (default: only list them)")
+    p_orphans.add_argument("--older-than", type=float, default=None, metavar="SECONDS",
+                           help="only files older than this are orphans, so a writer still "
+                                "in flight keeps its files (default 3600)")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "sql":
             return _sql(args)
         if args.command == "inspect":
             return _inspect(args)
+        if args.command == "clean-orphans":
+            return _clean_orphans(args)
     except SchemaLabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except RecursionError:
+        print("error: input nested too deeply (types, expressions or JSON)", file=sys.stderr)
         return 1
     except Exception as e:  # Spark's own errors: show the message, not a JVM stack
         if type(e).__module__.startswith(("pyspark", "py4j")):
@@ -94,6 +111,24 @@ def _inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _clean_orphans(args: argparse.Namespace) -> int:
+    import os
+
+    from schemalab.errors import TableNotFoundError
+    from schemalab.orphans import DEFAULT_OLDER_THAN_SECONDS, clean_orphans
+
+    path = os.path.abspath(args.table_path)
+    if not os.path.isdir(os.path.join(path, "schema")):
+        raise TableNotFoundError(f"{path} is not a Paimon table: it has no schema/ directory",
+                                 rule="table-must-exist")
+    older = DEFAULT_OLDER_THAN_SECONDS if args.older_than is None else args.older_than
+    if older < 0:
+        raise SchemaLabError(f"--older-than must be 0 or more seconds, not {older}",
+                             rule="older-than")
+    print(clean_orphans(path, delete=args.delete, older_than_seconds=older).text())
+    return 0
+
+
 def history_text(h: Any) -> str:
     """A readable history: versions with their changes, lineage, and the snapshot tree."""
     out = [f"{h.name} ({h.format}) at {h.location}", "", "Schema versions:"]
@@ -119,7 +154,7 @@ def history_text(h: Any) -> str:
     for s in h.snapshots:
         node = h.tree(s.id)
         out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
-                   f"{s.record_count} rows)")
+                   f"{_rows(s.record_count)})")
         for lst in node.lists:
             out.append(f"    {lst.kind} list {lst.name}")
             for m in lst.manifests:
@@ -128,9 +163,22 @@ def history_text(h: Any) -> str:
                     part = ",".join(f"{k}={v}" for k, v in f.partition.items())
                     where = f" [{part}]" if part else ""
                     bucket = "" if f.bucket is None else f" bucket {f.bucket}"
+                    keys = ""
+                    if f.min_key is not None:  # a primary-key file: its place in the LSM tree
+                        keys = (f" level {f.level} keys {_key_text(f.min_key)}.."
+                                f"{_key_text(f.max_key)} seq {f.min_sequence_number}.."
+                                f"{f.max_sequence_number}")
                     out.append(f"        {f.kind} {f.path}{where}{bucket} schema {f.schema_id}"
-                               f" {f.row_count} rows")
+                               f" {_rows(f.row_count)}{keys}")
     return "\n".join(out)
+
+
+def _rows(n: int | None) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def _key_text(key: Any) -> str:
+    return "(" + ", ".join(map(str, key)) + ")"
 
 
 def _spark_message(e: Exception) -> str:

@@ -69,6 +69,40 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
+PARQUET_MAGIC = b"PAR1"
+
+
+def check_data_file(path: str, expected_size: int | None, *, table: str | None = None) -> None:
+    """Refuse a data file a manifest names that is missing, of another size than the
+    manifest recorded, or not Parquet (no ``PAR1`` at both ends): a clear error naming the
+    file now, rather than a Spark stack trace when the read runs."""
+    from schemalab.errors import CorruptFileError
+
+    where = f" (table {table})" if table else ""
+    try:
+        size = os.path.getsize(path)
+    except FileNotFoundError:
+        raise CorruptFileError(path, f"data file does not exist, but a manifest of the "
+                               f"snapshot names it{where}", table=table) from None
+    if expected_size and size != expected_size:
+        raise CorruptFileError(path, f"data file is {size} bytes, but its manifest entry "
+                               f"says {expected_size}: truncated or overwritten{where}",
+                               table=table)
+    if not path.endswith(".parquet"):
+        return  # ORC/Avro data files (Java Paimon) are left to their readers
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            fh.seek(max(0, size - 4))
+            tail = fh.read(4)
+    except OSError as e:
+        raise CorruptFileError(path, f"data file cannot be read ({e}){where}",
+                               table=table) from None
+    if size < 12 or head != PARQUET_MAGIC or tail != PARQUET_MAGIC:
+        raise CorruptFileError(path, f"not a Parquet file (no 'PAR1' magic at both ends)"
+                               f"{where}", table=table)
+
+
 def list_versions(directory: str, prefix: str) -> list[int]:
     """The ids N of files named ``<prefix>N`` in ``directory``, ascending."""
     pattern = re.compile(re.escape(prefix) + r"(\d+)$")

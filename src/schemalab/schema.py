@@ -147,6 +147,8 @@ class TableSchema:
             data = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise CorruptFileError(path, f"not valid JSON ({e})") from None
+        except RecursionError:
+            raise CorruptFileError(path, "JSON nested too deeply") from None
         if not isinstance(data, dict):
             raise CorruptFileError(path, "a schema file must hold a JSON object")
         raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
@@ -172,10 +174,16 @@ class TableSchema:
             raise CorruptFileError(path, f"'highestFieldId' must be an integer, not {hid!r}")
         if not isinstance(data["fields"], list):
             raise CorruptFileError(path, "'fields' must be a list")
+        for f in data["fields"]:
+            if isinstance(f, dict) and "name" in f and not isinstance(f["name"], str):
+                raise CorruptFileError(path, f"field name must be a string, not {f['name']!r}")
         try:
             fields = tuple(field_from_json(f) for f in data["fields"])
         except UnknownTypeError as e:
             raise CorruptFileError(path, e.message) from None
+        except RecursionError:
+            raise CorruptFileError(path, "a field type is nested too deeply") from None
+        _check_fields(fields, hid, path)
         options = data.get("options", {})
         if options is None:
             options = {}
@@ -187,6 +195,11 @@ class TableSchema:
             if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
                 raise CorruptFileError(path, f"{key!r} must be a list of column names")
             keys[key] = value
+            names = {f.name for f in fields}
+            missing = [k for k in value if k not in names]
+            if missing:
+                raise CorruptFileError(path, f"{key!r} names {missing[0]!r}, which is not a "
+                                       "column of the schema")
         comment = data.get("comment")
         time_millis = data.get("timeMillis", 0)
         if not isinstance(time_millis, int) or isinstance(time_millis, bool):
@@ -204,6 +217,26 @@ class TableSchema:
             extra={k: v for k, v in data.items() if k not in _KNOWN_KEYS},
             layout=layout,
         )
+
+
+def _check_fields(fields: tuple[DataField, ...], highest_field_id: int, path: str) -> None:
+    """What a reader relies on: unique top-level names, unique field ids (nested too), and
+    no id above ``highestFieldId`` (the next ADD COLUMN would reuse it)."""
+    seen: set[str] = set()
+    for f in fields:
+        if f.name in seen:
+            raise CorruptFileError(path, f"two columns are named {f.name!r}")
+        seen.add(f.name)
+    ids: dict[int, str] = {}
+    for _, f in iter_fields(fields):
+        if f.id in ids:
+            raise CorruptFileError(path, f"field id {f.id} is used by both {ids[f.id]!r} and "
+                                   f"{f.name!r}")
+        ids[f.id] = f.name
+    top = max(ids, default=-1)
+    if top > highest_field_id:
+        raise CorruptFileError(path, f"'highestFieldId' is {highest_field_id}, but field "
+                               f"{ids[top]!r} has id {top}")
 
 
 def _option_text(value: Any) -> str:

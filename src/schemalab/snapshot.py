@@ -179,6 +179,8 @@ class Snapshot:
             data = json.loads(text)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise CorruptFileError(path, f"not valid JSON ({e})") from None
+        except RecursionError:
+            raise CorruptFileError(path, "JSON nested too deeply") from None
         if not isinstance(data, dict):
             raise CorruptFileError(path, "a snapshot file must hold a JSON object")
         raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
