@@ -267,6 +267,27 @@ def test_explicit_casts_fail_or_read_null_by_cast_mode(wh: Any) -> None:
     assert_rows(t.read(), [(1, 12, 5, "3"), (2, None, None, "4"), (3, 7, 8, "x")])
 
 
+def test_timestamp_casts_follow_paimon(wh: Any) -> None:
+    """TIMESTAMP(3) keeps milliseconds on write; reading it as STRING prints every fraction
+    digit, as INT/BIGINT gives epoch seconds truncated toward zero (Paimon's cast rules)."""
+    t = wh.create_table("tscast", cols("id INT", "ts TIMESTAMP(3)", "s TIMESTAMP(3)",
+                                       "i TIMESTAMP(0)"))
+    before = dt.datetime(1969, 12, 31, 23, 59, 58, 999999)  # -1.000001 s
+    t.insert([(1, dt.datetime(2023, 11, 14, 22, 13, 20), dt.datetime(2024, 1, 1, 1, 2, 3, 456789),
+               dt.datetime(2038, 1, 19, 3, 14, 8)),
+              (2, before, before, before)])
+    assert_rows(t.read(), [
+        (1, dt.datetime(2023, 11, 14, 22, 13, 20), dt.datetime(2024, 1, 1, 1, 2, 3, 456000),
+         dt.datetime(2038, 1, 19, 3, 14, 8)),
+        (2, dt.datetime(1969, 12, 31, 23, 59, 58, 999000),
+         dt.datetime(1969, 12, 31, 23, 59, 58, 999000), dt.datetime(1969, 12, 31, 23, 59, 58))])
+    t.alter(UpdateColumnType(("ts",), T("BIGINT")), UpdateColumnType(("s",), T("STRING")),
+            UpdateColumnType(("i",), T("INT")))
+    # -1001 ms / 1000 toward zero is -1; 2**31 seconds wraps as Java's (int) does
+    assert_rows(t.read(), [(1, 1_700_000_000, "2024-01-01 01:02:03.456", -(2**31)),
+                           (2, -1, "1969-12-31 23:59:58.999", -2)])
+
+
 def test_bad_cast_mode_fails_the_read_naming_table(wh: Any) -> None:
     t = wh.create_table("badmode", cols("id INT"))
     with pytest.raises(SchemaChangeError):

@@ -562,7 +562,7 @@ def test_inspect_text_on_every_fixture(key: str, pypaimon_warehouses: Path,
         assert "  field 1: name → full_name  (added@0, renamed@2)" in out
         assert "  schema 5: `qty`: INT → STRING" in out
         assert ("ADD dt=2024-01-03/bucket-0/data-e549044f-6f6d-4760-8981-420ea1b6bffb-0.parquet"
-                " [dt=2024-01-03] bucket 0 schema 5 1 rows") in out
+                " [dt=2024-01-03] bucket 0 schema 5 1 row") in out
     if key == "nested":
         assert "  field 2: addr.city → addr.town  (added@0, renamed@1)" in out
 
@@ -655,7 +655,7 @@ def test_explain_time_travel(fixture_tables: dict[str, Table]) -> None:
     assert back.groups[1].ignored == ("file column `note` ignored: field 6 was added in "
                                       "schema 1, after the schema read (0)",)
     one = fixture_tables["nested"].explain_read()
-    assert one.groups[0].title.startswith("files written under schema 0 (1 file, 1 rows; ")
+    assert one.groups[0].title.startswith("files written under schema 0 (1 file, 1 row; ")
     assert one.column(0, "addr").kind == "evolved"
 
 

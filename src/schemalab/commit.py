@@ -48,8 +48,10 @@ def total_buckets(schema: TableSchema) -> int:
 def data_file_entry(f: WrittenFile, schema: TableSchema, *, min_seq: int = 0,
                     max_seq: int = 0, min_key: bytes = binaryrow.EMPTY_ROW,
                     max_key: bytes = binaryrow.EMPTY_ROW,
-                    key_stats: SimpleStats | None = None) -> ManifestEntry:
-    """The ADD entry of a written file, with full value stats over the atomic columns."""
+                    key_stats: SimpleStats | None = None,
+                    delete_rows: int = 0) -> ManifestEntry:
+    """The ADD entry of a written file, with full value stats over the atomic columns.
+    ``delete_rows``: its retract records (primary-key files), ``_DELETE_ROW_COUNT``."""
     part_types = [schema.type_of(k) for k in schema.partition_keys]
     atomic = [(i, fld) for i, fld in enumerate(schema.fields) if isinstance(fld.type, AtomicType)]
     all_atomic = len(atomic) == len(schema.fields)
@@ -63,7 +65,7 @@ def data_file_entry(f: WrittenFile, schema: TableSchema, *, min_seq: int = 0,
         key_stats=key_stats if key_stats is not None else SimpleStats(),
         value_stats=stats, min_sequence_number=min_seq, max_sequence_number=max_seq,
         schema_id=schema.id, level=0, extra_files=(), creation_time=int(time.time() * 1000),
-        delete_row_count=0, embedded_index=None, file_source=FILE_SOURCE_APPEND,
+        delete_row_count=delete_rows, embedded_index=None, file_source=FILE_SOURCE_APPEND,
         # null: the stats cover every field of the file's schema, in order
         value_stats_cols=None if all_atomic else tuple(fld.name for _, fld in atomic),
     )

@@ -10,9 +10,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from schemalab.history import TableHistory, e
 from schemalab.read import ColumnRead, ReadPlan
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.primary_key import KeyExplanation
 
 
 @dataclass(frozen=True)
@@ -37,10 +41,9 @@ class GroupExplanation:
     def title(self) -> str:
         how = ("read in one scan by Parquet field id" if self.by_id
                else "read by the file's column names, then evolved")
-        # "1 rows" is kept as it is: notebooks/00_tour.ipynb has it in saved outputs that
-        # nbval compares (fix both together)
         return (f"files written under schema {self.schema_id} ({self.files} file"
-                f"{'s' if self.files != 1 else ''}, {self.rows} rows; {how})")
+                f"{'s' if self.files != 1 else ''}, {self.rows} row"
+                f"{'s' if self.rows != 1 else ''}; {how})")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,17 @@ class ReadExplanation:
     schema_id: int
     cast_mode: str
     groups: tuple[GroupExplanation, ...]
+    #: primary-key tables: how the evolved rows of one key are merged
+    merge: str | None = None
+    #: ``explain_read(key=...)``: every version of that key and which one won
+    key: KeyExplanation | None = None
+
+    @property
+    def mode_text(self) -> str:
+        """``cast.mode = explicit`` for a Paimon table; Iceberg's rule as it is."""
+        if self.cast_mode in ("implicit", "explicit", "explicit-null"):
+            return f"cast.mode = {self.cast_mode}"
+        return self.cast_mode
 
     def column(self, schema_id: int, column: str) -> ColumnExplanation:
         for g in self.groups:
@@ -61,10 +75,14 @@ class ReadExplanation:
 
     def text(self) -> str:
         head = (f"{self.table}: read of snapshot {self.snapshot_id} in schema {self.schema_id} "
-                f"(cast.mode = {self.cast_mode})")
-        if not self.groups:
-            return head + "\n  (no data files)"
+                f"({self.mode_text})")
         lines = [head]
+        if self.merge:
+            lines.append(self.merge)
+        if self.key is not None:
+            lines.extend(self.key.text().splitlines())
+        if not self.groups:
+            return "\n".join(lines) + "\n  (no data files)"
         for g in self.groups:
             lines.append(g.title)
             width = max((len(c.column) for c in g.columns), default=0)
@@ -77,8 +95,18 @@ class ReadExplanation:
 
     def _repr_html_(self) -> str:
         parts = [f"<div class='sl-explain'><b>{e(self.table)}</b>: snapshot "
-                 f"{e(self.snapshot_id)}, schema {self.schema_id}, cast.mode = "
-                 f"<code>{e(self.cast_mode)}</code>"]
+                 f"{e(self.snapshot_id)}, schema {self.schema_id}, {e(self.mode_text)}"]
+        if self.merge:
+            parts.append(f"<p class='sl-merge'>{e(self.merge)}</p>")
+        if self.key is not None:
+            rows = "".join(
+                f"<tr class='{'sl-winner' if v is self.key.winner else 'sl-loser'}'>"
+                f"<td>{v.sequence_number}</td><td>{e(v.kind_text)}</td><td><code>"
+                f"{e(v.file.rsplit('/', 1)[-1])}</code></td><td>{v.schema_id}</td>"
+                f"<td>{v.level}</td><td>{e(v.values)}</td></tr>" for v in self.key.versions)
+            parts.append(f"<p class='sl-key'>{e(self.key.reason)}</p><table><tr><th>seq</th>"
+                         "<th>kind</th><th>file</th><th>schema</th><th>level</th><th>row</th>"
+                         f"</tr>{rows}</table>")
         for g in self.groups:
             rows = "".join(f"<tr class='sl-{e(c.kind)}'><td><code>{e(c.column)}</code></td>"
                            f"<td>{e(c.text)}</td></tr>" for c in g.columns)
@@ -155,4 +183,14 @@ def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanat
                 ignored))
     groups.sort(key=lambda x: x.schema_id)
     return ReadExplanation(plan.table, plan.snapshot_id, plan.target.id, plan.cast_mode.value,
-                           tuple(groups))
+                           tuple(groups), merge=merge_text(plan))
+
+
+def merge_text(plan: ReadPlan) -> str | None:
+    """How a primary-key table's rows are merged, or None for an append table."""
+    pk = plan.target.primary_keys
+    if not pk:
+        return None
+    return (f"primary key ({', '.join(pk)}): each file group is evolved first, then the rows "
+            "of a key are merged by Paimon's deduplicate engine: the highest _SEQUENCE_NUMBER "
+            "wins, and a key whose winner is a delete (-D/-U) is gone")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from schemalab.casts import CastMode, cast_kind
+from schemalab.errors import CorruptFileError
 from schemalab.schema import TableSchema
 from schemalab.types import (
     FIELD_ID_KEY,
@@ -42,6 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import types as st
 
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null"]
+#: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
+#: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
+StoredAs = Literal["timestamp-nanos", "time-millis"]
 
 ID_SCAN_PREFIX = "_sl_f"
 
@@ -99,6 +103,8 @@ class FileGroup:
     ignored: tuple[tuple[int, DataField], ...] = ()
     #: how each output column comes from the files of each schema version in the group
     columns_by_schema: dict[int, tuple[ColumnRead, ...]] = field(default_factory=dict)
+    #: file columns stored in a form Spark cannot read as their type (see ``stored_as``)
+    stored: tuple[tuple[str, StoredAs], ...] = ()
 
     @property
     def schema_ids(self) -> tuple[int, ...]:
@@ -140,6 +146,7 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
     group_columns: dict[tuple[object, ...], tuple[ColumnRead, ...]] = {}
     group_ignored: dict[tuple[object, ...], set[tuple[int, DataField]]] = {}
     group_by_id: dict[tuple[object, ...], bool] = {}
+    group_stored: dict[tuple[object, ...], tuple[tuple[str, StoredAs], ...]] = {}
     per_schema: dict[int, tuple[tuple[ColumnRead, ...], bool]] = {}
     for f in files:
         file_schema = schemas.get(f.schema_id)
@@ -154,13 +161,15 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
         # types are not enough for ROW columns, whose nested fields are mapped *by id* (a
         # nested field dropped and re-added under the same name and type has a new id, and
         # files from before and after need different projections).
-        key: tuple[object, ...] = ("id",) if by_id else ("name",) + tuple(
+        stored = () if by_id else stored_as(f.path, file_schema)
+        key: tuple[object, ...] = ("id",) if by_id else ("name", stored) + tuple(
             None if c.source is None else (c.source.name, _id_sig(c.source.type), c.kind)
             for c in cols)
         groups.setdefault(key, []).append(f)
         if key not in group_columns:
             group_columns[key] = cols
             group_by_id[key] = by_id
+            group_stored[key] = stored
         target_ids = {c.target.id for c in cols}
         ignored = group_ignored.setdefault(key, set())
         for sf in file_schema.fields:
@@ -169,7 +178,8 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
     plan_groups = tuple(
         FileGroup(tuple(fs), group_columns[k], group_by_id[k],
                   tuple(sorted(group_ignored[k], key=lambda x: (x[0], x[1].id))),
-                  {sid: per_schema[sid][0] for sid in sorted({f.schema_id for f in fs})})
+                  {sid: per_schema[sid][0] for sid in sorted({f.schema_id for f in fs})},
+                  group_stored[k])
         for k, fs in groups.items())
     return ReadPlan(table, target, mode, plan_groups, snapshot_id, schemas)
 
@@ -303,13 +313,64 @@ def _nested_id_safe(st: DataType, tt: DataType) -> bool:
     return _spark_sig(st) == _spark_sig(tt) or _spark_reader_widens(st, tt)
 
 
+def stored_as(path: str, file_schema: TableSchema) -> tuple[tuple[str, StoredAs], ...]:
+    """The top-level columns of a file stored in a form Spark's Parquet reader refuses for
+    their type. Only files whose schema has a TIME or TIMESTAMP(7..9) column have their
+    footer read: Spark writes both in forms it reads back, pyarrow (pypaimon) does not."""
+    wanted = {f.name: f.type.root for f in file_schema.fields
+              if isinstance(f.type, AtomicType) and (
+                  f.type.root is TypeRoot.TIME_WITHOUT_TIME_ZONE
+                  or (f.type.root in _TIMESTAMP_ROOTS and (f.type.precision or 0) > 6))}
+    if not wanted:
+        return ()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptFileError(path, f"not a readable Parquet file ({e})") from e
+    out: list[tuple[str, StoredAs]] = []
+    for name in wanted:
+        i = arrow.get_field_index(name)
+        t = arrow.field(i).type if i >= 0 else None
+        if t is not None and pa.types.is_timestamp(t) and t.unit == "ns":
+            out.append((name, "timestamp-nanos"))
+        elif t is not None and pa.types.is_time32(t):
+            out.append((name, "time-millis"))
+    return tuple(out)
+
+
+def _stored_read_type(how: StoredAs) -> st.DataType:
+    from pyspark.sql import types as st
+
+    return st.LongType() if how == "timestamp-nanos" else st.IntegerType()
+
+
+def _from_stored(col: Column, how: StoredAs, t: DataType) -> Column:
+    """A column read in its stored form (see :func:`stored_as`) as a value of type ``t``."""
+    from pyspark.sql import functions as F
+
+    if how == "timestamp-nanos":
+        # Spark holds microseconds: the nanoseconds below them go, toward the past
+        return F.timestamp_micros(F.floor(col / 1000)).cast(to_spark(t))
+    seconds = (F.pmod(col, F.lit(60_000)) / 1000).cast("decimal(16, 6)")
+    time = F.make_time((col / 3_600_000).cast("int"),
+                       F.pmod((col / 60_000).cast("int"), F.lit(60)), seconds)
+    return time.cast(to_spark(t))
+
+
 @functools.lru_cache(maxsize=65536)
 def parquet_has_field_ids(path: str) -> bool:
     """Whether the Parquet file at ``path`` carries field ids (ours and Iceberg's do; Paimon's
     and pypaimon's do not). Data files never change, so the answer is cached."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(path)
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as e:
+        raise CorruptFileError(path, f"unreadable Parquet footer ({e})") from None
     return bool(schema) and all(
         f.metadata is not None and b"PARQUET:field_id" in f.metadata for f in schema)
 
@@ -325,57 +386,94 @@ def quote(name: str) -> str:
 
 def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     """One Spark DataFrame in the plan's target schema."""
-    from pyspark.sql import types as st
+    if plan.target.primary_keys:
+        # Paimon's deduplicate merge engine, after each file group is evolved
+        from schemalab.primary_key import merge_read
 
-    out_schema = st.StructType([spark_field(f, with_id=False) for f in plan.target.fields])
-    frames = [_read_group(plan, g, spark) for g in plan.groups if g.files]
+        return merge_read(plan, spark)
+    frames = [read_group(plan, g, spark) for g in plan.groups if g.files]
     if not frames:
-        return spark.createDataFrame([], out_schema)
+        return empty_frame(plan, spark)
     df = frames[0]
     for other in frames[1:]:
         df = df.union(other)
     return df
 
 
-def _read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession) -> DataFrame:
+def empty_frame(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+    from pyspark.sql import types as st
+
+    return spark.createDataFrame(
+        [], st.StructType([spark_field(f, with_id=False) for f in plan.target.fields]))
+
+
+def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system: bool = False,
+               with_file: bool = False) -> DataFrame:
+    """The files of ``group`` in the plan's schema. ``system`` adds the primary-key files'
+    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (as ``__sl_seq``, ``__sl_kind``), ``with_file``
+    each row's file (``__sl_file``)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
+    extra_fields: list[st.StructField] = []
+    extra_cols: list[Column] = []
+    if system:
+        from schemalab.primary_key import (
+            FILE_COL,
+            KIND_COL,
+            SEQ_COL,
+            SEQUENCE_NUMBER,
+            VALUE_KIND,
+        )
+
+        # Requested by name (no field id): Spark matches a field without an id by name even
+        # in a scan by id, and pypaimon's files carry no ids at all.
+        extra_fields = [st.StructField(SEQUENCE_NUMBER, st.LongType(), True),
+                        st.StructField(VALUE_KIND, st.ByteType(), True)]
+        extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL), F.col(VALUE_KIND).alias(KIND_COL)]
+        if with_file:
+            extra_cols.append(F.input_file_name().alias(FILE_COL))
     paths = [_literal_path(f.path) for f in group.files]
     if group.by_id:
         prefix = _id_scan_prefix([plan.schemas[sid] for sid in group.schema_ids
                                   if sid in plan.schemas])
         read_fields = [st.StructField(f"{prefix}{t.id}", _id_read_type(t.type, prefix), True,
                                       {"parquet.field.id": t.id}) for t in plan.target.fields]
-        df = spark.read.schema(st.StructType(read_fields)).parquet(*paths)
+        df = spark.read.schema(st.StructType(read_fields + extra_fields)).parquet(*paths)
         # Spark reads every file column as nullable (file sources apply ``asNullable`` to a
         # user schema), and a cast may not turn a nullable ARRAY element / MAP value / ROW
         # field into a NOT NULL one: cast to the all-nullable form of the target type.
         cols = [F.col(quote(f"{prefix}{t.id}")).cast(_nullable(to_spark(t.type))).alias(t.name)
                 for t in plan.target.fields]
-        return df.select(*cols)
+        return df.select(*cols, *extra_cols)
     # By name, in each column's file type. Nested ROW fields are requested by name too (no
     # ids): files written without Parquet field ids (Paimon's, pypaimon's) fail a read schema
     # that carries ids, and the names are exactly the file's own, so nothing can collide.
-    read_fields = [st.StructField(c.source.name, _without_ids(to_spark(c.source.type)), True)
+    stored = dict(group.stored)
+    read_fields = [st.StructField(c.source.name,
+                                  _stored_read_type(stored[c.source.name])
+                                  if c.source.name in stored
+                                  else _without_ids(to_spark(c.source.type)), True)
                    for c in group.columns if c.source is not None]
-    if not read_fields:
+    if not read_fields and not extra_fields:
         # No column of the output exists in these files: still one row per record.
         df = spark.read.parquet(*paths)
         base = df.select(F.lit(1).alias("_sl_one"))
         return base.select(*[F.lit(None).cast(to_spark(c.target.type)).alias(c.target.name)
                              for c in group.columns])
-    df = spark.read.schema(st.StructType(read_fields)).parquet(*paths)
+    df = spark.read.schema(st.StructType(read_fields + extra_fields)).parquet(*paths)
     out = []
     for c in group.columns:
         if c.source is None:
             out.append(F.lit(None).cast(to_spark(c.target.type)).alias(c.target.name))
             continue
         col = F.col(quote(c.source.name))
+        if c.source.name in stored:
+            col = _from_stored(col, stored[c.source.name], c.source.type)
         expr = evolve(col, c.source.type, c.target.type, plan.cast_mode,
                       f"{plan.table}", c.target)
         out.append(expr.alias(c.target.name))
-    return df.select(*out)
+    return df.select(*out, *extra_cols)
 
 
 def _literal_path(path: str) -> str:
@@ -496,6 +594,9 @@ def _cast(col: Column, source: DataType, target: DataType, mode: CastMode, table
 
     spark_type = to_spark(target)
     kind = cast_kind(source, target)
+    paimon = _paimon_conversion(col, source, target)
+    if paimon is not None:
+        return paimon
     if kind in ("identity", "implicit") or _spark_reader_widens(source, target):
         return col.cast(spark_type)
     if mode is CastMode.EXPLICIT_NULL or kind is None:
@@ -509,3 +610,36 @@ def _cast(col: Column, source: DataType, target: DataType, mode: CastMode, table
               "'cast.mode' = 'explicit-null' to read it as NULL."))
     return F.when(col.isNotNull() & converted.isNull(),
                   F.raise_error(message).cast(spark_type)).otherwise(converted)
+
+
+_TIMESTAMP_ROOTS = (TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)
+
+
+def _paimon_conversion(col: Column, source: DataType, target: DataType) -> Column | None:
+    """Casts whose Paimon result differs from Spark's ``cast``, done Paimon's way (as
+    Java Paimon reads them; pypaimon differs on some, see tests/test_interop_pypaimon.py),
+    or None where Spark's cast already agrees.
+
+    - TIMESTAMP(p) → CHAR/VARCHAR/STRING: every one of the p fraction digits, zeros too
+      (TimestampToStringCastRule); Spark's cast drops a zero fraction.
+    - TIMESTAMP(p) → INT/BIGINT: epoch seconds, the milliseconds divided by 1000 toward zero
+      (TimestampToNumericPrimitiveCastRule); Spark refuses the cast. The session time zone
+      (UTC in ``local_spark``) stands for Java's default zone."""
+    from pyspark.sql import functions as F
+
+    if not (isinstance(source, AtomicType) and isinstance(target, AtomicType)
+            and source.root in _TIMESTAMP_ROOTS):
+        return None
+    if target.root in (TypeRoot.CHAR, TypeRoot.VARCHAR):
+        p = source.precision if source.precision is not None else 6
+        pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * min(p, 9) if p else "")
+        return F.date_format(col, pattern)
+    if target.root in (TypeRoot.BIGINT, TypeRoot.INTEGER):
+        millis = F.floor(F.unix_micros(col.cast("timestamp")) / 1000)
+        seconds = F.when(millis >= 0, F.floor(millis / 1000)).otherwise(F.ceil(millis / 1000))
+        if target.root is TypeRoot.BIGINT:
+            return seconds.cast("bigint")
+        # Java's (int) narrowing keeps the low 32 bits
+        return (F.pmod(seconds + 2**31, F.lit(2**32)) - 2**31).cast("int")
+    return None
+

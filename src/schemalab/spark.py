@@ -25,6 +25,9 @@ SESSION_SQL_CONF = {
     # falls back to names, so enabling this changes nothing for other reads.
     "spark.sql.parquet.fieldId.read.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
+    # Paimon's TIME maps to Spark's TimeType, which Spark 4.3 still keeps behind this flag
+    # (without it any table with a TIME column fails to read or write).
+    "spark.sql.timeType.enabled": "true",
 }
 
 

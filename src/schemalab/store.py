@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from schemalab import commit as commits
@@ -13,7 +15,7 @@ from schemalab.schema import TableSchema
 from schemalab.snapshot import Snapshot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
 
     from schemalab.table import Table
 
@@ -22,16 +24,19 @@ def insert(table: Table, data: Any, *, columns: Any = None, by_position: bool = 
            overwrite: bool = False) -> Snapshot | None:
     schema = table.schema
     if schema.primary_keys:
-        raise SchemaLabError(
-            f"Table {table.name} has a primary key; writing primary-key tables (Paimon's "
-            "merge-on-read layout) is not supported yet. Create the table without a primary "
-            "key to write to it.", table=table.name, rule="primary-key-writes")
+        from schemalab import primary_key
+
+        primary_key.check_writable(schema, table.name)  # before Spark starts
     spark = table.spark
     df = write.to_frame(spark, data, schema, table.name, columns=columns,
                         by_position=by_position)
-    files = write.write_files(spark, df, table.path, schema,
-                              bucket_column=_bucket_column(schema, table.name))
-    entries: list[ManifestEntry] = [commits.data_file_entry(f, schema) for f in files]
+    entries: list[ManifestEntry]
+    if schema.primary_keys:
+        files, entries = primary_key.write_entries(table, df, schema)
+    else:
+        files = write.write_files(spark, df, table.path, schema, table=table.name,
+                                  bucket_column=_bucket_column(schema, table.name))
+        entries = [commits.data_file_entry(f, schema) for f in files]
     replaces = None
     if overwrite:
         partitions = {f.partition for f in files}
@@ -39,8 +44,19 @@ def insert(table: Table, data: Any, *, columns: Any = None, by_position: bool = 
         def replaces(snap: Snapshot | None) -> list[ManifestEntry]:
             return _overwritten(table, snap, partitions)
 
-    return commits.commit(table.path, table.name, schema, entries,
-                          kind="OVERWRITE" if overwrite else "APPEND", replaces=replaces)
+    # primary-key files: also refuse to build on a commit that numbered the same buckets
+    guarded = (primary_key.sequence_guard(table, entries, replaces) if schema.primary_keys
+               else replaces)
+    try:
+        return commits.commit(table.path, table.name, schema, entries,
+                              kind="OVERWRITE" if overwrite else "APPEND", replaces=guarded)
+    except BaseException:
+        # The commit failed (lost too many races, a corrupt snapshot, ...): nothing
+        # references the data files, so remove them rather than leave orphans.
+        for f in files:
+            with contextlib.suppress(OSError):
+                os.unlink(f.path)
+        raise
 
 
 def _overwritten(table: Table, snap: Snapshot | None,
@@ -98,12 +114,24 @@ def bucket_udf(schema: TableSchema, keys: list[str], n: int) -> Column:
     return udf(*[F.col("`" + k.replace("`", "``") + "`") for k in keys])
 
 
-def delete_where(table: Table, where: str | None) -> Snapshot | None:
+def delete_where(table: Table, where: str | None, *,
+                 rows: DataFrame | None = None) -> Snapshot | None:
+    """DELETE FROM: delete records for the rows of a primary-key table that ``where``
+    selects (or for ``rows``, today's rows already filtered)."""
     schema = table.schema
     if not schema.primary_keys:
         raise SqlError(
             f"DELETE FROM {table.name}: Paimon deletes rows only in primary-key tables "
             "(append tables are insert-only); use INSERT OVERWRITE to rewrite a partition.",
             table=table.name, rule="delete-needs-primary-key")
-    raise SchemaLabError(f"DELETE FROM {table.name}: primary-key tables are not supported yet",
-                         table=table.name, rule="primary-key-writes")
+    from schemalab import primary_key
+
+    files, entries = primary_key.delete_where(table, where, rows)
+    try:
+        return commits.commit(table.path, table.name, schema, entries, kind="APPEND",
+                              replaces=primary_key.sequence_guard(table, entries))
+    except BaseException:
+        for f in files:  # unreferenced: remove them, as insert does
+            with contextlib.suppress(OSError):
+                os.unlink(f.path)
+        raise

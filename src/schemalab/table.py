@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Literal
 
-from schemalab import paths
+from schemalab import fileio, paths
 from schemalab.casts import cast_mode
 from schemalab.changes import SchemaChange
 from schemalab.errors import SchemaLabError, TableNotFoundError
@@ -139,8 +139,10 @@ class Table:
             s = schemas[sid]
             part_types = [s.type_of(k) for k in s.partition_keys]
             values = tuple(e.partition_values(part_types)) if part_types else ()
+            path = self._file_path(e, s, values)
+            fileio.check_data_file(path, e.file.file_size, table=self.name)
             out.append(DataFile(
-                path=self._file_path(e, s, values), schema_id=sid, row_count=e.file.row_count,
+                path=path, schema_id=sid, row_count=e.file.row_count,
                 partition=values, bucket=e.bucket, file_size=e.file.file_size,
                 level=e.file.level, min_sequence_number=e.file.min_sequence_number,
                 max_sequence_number=e.file.max_sequence_number))
@@ -185,13 +187,22 @@ class Table:
 
         return paimon_history(self)
 
-    def explain_read(self, snapshot_id: int | None = None,
-                     schema: SchemaChoice = None) -> ReadExplanation:
+    def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
+                     key: Any = None) -> ReadExplanation:
         """For each group of files, how each output column of the read is produced, and why
-        a value is NULL or cast."""
+        a value is NULL or cast. For a primary-key table, ``key`` (``{"id": 1}`` or the key's
+        values in primary-key order) adds every version of that key and which one won."""
+        import dataclasses
+
         from schemalab.explain import explain
 
-        return explain(self.read_plan(snapshot_id, schema), self.history())
+        plan = self.read_plan(snapshot_id, schema)
+        out = explain(plan, self.history())
+        if key is None:
+            return out
+        from schemalab.primary_key import explain_key
+
+        return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.

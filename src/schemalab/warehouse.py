@@ -134,6 +134,10 @@ class Warehouse:
         schema = new_table_schema(columns, partition_keys=partition_keys,
                                   primary_keys=primary_keys, options=options, comment=comment,
                                   table=qualified)
+        if schema.primary_keys:
+            from schemalab.primary_key import trimmed_primary_keys
+
+            trimmed_primary_keys(schema, qualified)  # Paimon refuses such a table at CREATE
         SchemaManager(path, qualified).create(schema)
         return Table(path, qualified, warehouse=self)
 
@@ -222,7 +226,15 @@ class Warehouse:
             return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
         if isinstance(stmt, ddl.DeleteFrom):
             t = self.table(stmt.name)
-            snap = t.delete_where(stmt.where)
+            if stmt.where is not None and t.schema.primary_keys:
+                from schemalab import store
+
+                # through run_query, so the condition's subqueries see our tables too
+                query = f"SELECT * FROM {stmt.name.sql()} WHERE {stmt.where}"
+                matched = self.run_query(query, (stmt.name, *stmt.where_tables))
+                snap = store.delete_where(t, stmt.where, rows=matched)
+            else:
+                snap = t.delete_where(stmt.where)
             return StatementResult(stmt.text, f"Deleted from {t.name}"
                                    + ("" if snap is None else f" as snapshot {snap.id}") + ".")
         if isinstance(stmt, ddl.Query):

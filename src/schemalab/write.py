@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import decimal
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from schemalab.types import (
     FIELD_ID_KEY,
     AtomicType,
     DataField,
+    DataType,
     RowType,
     TypeRoot,
     spark_field,
@@ -31,12 +33,15 @@ from schemalab.types import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 STAGING_PREFIX = ".staging-"
-#: starts the message of the Spark error a NULL in a NOT NULL column raises while writing
-NOT_NULL_MARKER = "[schemalab:not-null]"
+#: starts the message of the Spark error a bad value raises while writing: a NULL in a NOT NULL
+#: column, or a value the column's type cannot hold. ``[schemalab:<rule>:<column index>]``
+WRITE_ERROR = re.compile(r"\[schemalab:([a-z-]+):(\d+)\] ?")
 _BUCKET_COL = "__sl_bucket"
+#: the column ``write_files`` partitions files into buckets by (primary-key writes set it)
+BUCKET_COLUMN = _BUCKET_COL
 _PART_COL = "__sl_p"
 
 
@@ -97,11 +102,14 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
             f"Table {table} has no column {unknown[0]!r} (columns: "
             f"{', '.join(schema.field_names)})", table=table, column=unknown[0],
             rule="column-must-exist")
+    given_types = {x.name: x.dataType for x in df.schema.fields}
     out = []
-    for f in schema.fields:
+    for i, f in enumerate(schema.fields):
         target = to_spark(f.type)  # nested ROW fields carry their ids in the type
         if f.name in source:
-            col = F.col("`" + source[f.name].replace("`", "``") + "`").cast(target)
+            value = F.col("`" + source[f.name].replace("`", "``") + "`")
+            col = _at_precision(_checked_cast(value, given_types[source[f.name]], f, i, table),
+                                f.type)
         else:
             if not f.type.nullable:
                 raise SchemaLabError(f"Table {table}: column {f.name} is NOT NULL and was not "
@@ -114,12 +122,68 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
             # fails the insert before anything is committed (write_files turns the message
             # into a SchemaLabError).
             col = F.when(col.isNull(), F.raise_error(F.lit(
-                f"{NOT_NULL_MARKER} Table {table}: column {f.name} is NOT NULL but a row "
-                "gives it NULL"))).otherwise(col)
+                f"[schemalab:not-null:{i}] Table {table}: column {f.name} is NOT NULL but a "
+                "row gives it NULL"))).otherwise(col)
         # The id must sit on the alias: DataFrame.to(schema) loses field metadata when the
         # optimizer drops a projection it sees as a no-op, and the file gets no ids.
         out.append(col.alias(f.name, metadata={FIELD_ID_KEY: f.id}))
     return df.select(*out)
+
+
+def _checked_cast(col: Column, given: Any, f: DataField, index: int, table: str) -> Column:
+    """``col`` (of Spark type ``given``) cast to column ``f``'s type. A value the type cannot
+    hold (1000 for a TINYINT, 'abc' for an INT) fails the write with a message naming the
+    table, the column and the value, where Spark's own error names neither table nor column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+
+    target = to_spark(f.type)
+    if _same_shape(given, target) or isinstance(given, st.NullType):
+        return col.cast(target)
+    if isinstance(target, st.StructType | st.ArrayType | st.MapType) or isinstance(
+            given, st.StructType | st.ArrayType | st.MapType):
+        return col.cast(target)  # nested values: Spark's own error (it names the field)
+    converted = col.try_cast(target)
+    message = F.concat(
+        F.lit(f"[schemalab:insert-cast:{index}] Table {table}: column {f.name} is "
+              f"{f.type}, and the value "), F.coalesce(col.cast("string"), F.lit("?")),
+        F.lit(f" ({given.simpleString().upper()}) cannot be stored in it"))
+    return F.when(col.isNotNull() & converted.isNull(),
+                  F.raise_error(message).cast(target)).otherwise(converted)
+
+
+def _same_shape(a: Any, b: Any) -> bool:
+    """Equal Spark types, ignoring nullability and field metadata (ids)."""
+    from pyspark.sql import types as st
+
+    if isinstance(a, st.StructType) and isinstance(b, st.StructType):
+        return len(a.fields) == len(b.fields) and all(
+            x.name == y.name and _same_shape(x.dataType, y.dataType)
+            for x, y in zip(a.fields, b.fields, strict=True))
+    if isinstance(a, st.ArrayType) and isinstance(b, st.ArrayType):
+        return _same_shape(a.elementType, b.elementType)
+    if isinstance(a, st.MapType) and isinstance(b, st.MapType):
+        return _same_shape(a.keyType, b.keyType) and _same_shape(a.valueType, b.valueType)
+    return bool(a == b)
+
+
+def _at_precision(col: Column, t: DataType) -> Column:
+    """A TIMESTAMP(p) column with p < 6 truncated to p fraction digits. Spark keeps
+    microseconds whatever the declared precision, and Paimon readers take the stored value as
+    it is: TIMESTAMP(3) must hold milliseconds, as Paimon's writers store it. Truncated
+    toward the past, as Paimon's Timestamp keeps floor milliseconds."""
+    from pyspark.sql import functions as F
+
+    if not (isinstance(t, AtomicType) and t.root in (
+            TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)):
+        return col
+    p = t.precision if t.precision is not None else 6
+    if p >= 6:
+        return col
+    unit = 10 ** (6 - p)
+    micros = F.unix_micros(col.cast("timestamp"))
+    truncated = F.timestamp_micros(micros - F.pmod(micros, F.lit(unit)))
+    return truncated.cast(to_spark(t))
 
 
 def _check_spark_can_tell_names_apart(spark: SparkSession, schema: TableSchema,
@@ -163,7 +227,7 @@ def _local_to_frame(spark: SparkSession, data: Any, schema: TableSchema,
         names = [n for n in schema.field_names if any(n in r for r in rows)]
         tuples = [tuple(r.get(n) for n in names) for r in rows]
         sub = [schema.field(n) for n in names]
-        return spark.createDataFrame(tuples, _nullable_schema([f for f in sub if f]))
+        return _rows_frame(spark, tuples, [f for f in sub if f], table)
     width = len(first)
     ragged = next((r for r in rows if len(r) != width), None)
     if ragged is not None:
@@ -174,8 +238,27 @@ def _local_to_frame(spark: SparkSession, data: Any, schema: TableSchema,
         raise SchemaLabError(
             f"Table {table}: {width} values given for {len(schema.fields)} columns "
             f"({', '.join(schema.field_names)})", table=table, rule="insert-arity")
-    return spark.createDataFrame([tuple(r) for r in rows],
-                                 _nullable_schema(list(schema.fields[:width])))
+    return _rows_frame(spark, [tuple(r) for r in rows], list(schema.fields[:width]), table)
+
+
+def _rows_frame(spark: SparkSession, rows: list[tuple[Any, ...]], fields: list[DataField],
+                table: str) -> DataFrame:
+    """Python rows as a DataFrame of the columns ``fields``. PySpark checks every value
+    against its column's type here; a value that does not fit is an error naming the table
+    and the column (PySpark's own names neither)."""
+    try:
+        return spark.createDataFrame(rows, _nullable_schema(fields))
+    except (TypeError, ValueError) as e:  # PySparkTypeError / PySparkValueError
+        for i, f in enumerate(fields):
+            try:
+                spark.createDataFrame([(r[i],) for r in rows], _nullable_schema([f]))
+            except (TypeError, ValueError) as one:
+                detail = str(one).splitlines()[0] if str(one) else type(one).__name__
+                raise SchemaLabError(
+                    f"Table {table}: column {f.name} is {f.type}, and a value given for it "
+                    f"cannot be stored in it: {detail}", table=table, column=f.name,
+                    rule="insert-cast") from None
+        raise e
 
 
 def _nullable_schema(fields: list[DataField]) -> Any:
@@ -185,10 +268,12 @@ def _nullable_schema(fields: list[DataField]) -> Any:
 
 
 def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: TableSchema, *,
-                bucket_column: Any = None) -> list[WrittenFile]:
+                bucket_column: Any = None, sort_by: Sequence[str] | None = None,
+                table: str | None = None) -> list[WrittenFile]:
     """Write ``df`` (already in ``schema``) as Paimon data files. ``bucket_column`` is a Spark
     column expression giving each row's bucket for fixed-bucket tables (else bucket 0).
-    Returns the files in their final places; no snapshot references them yet."""
+    ``sort_by`` (primary-key files) writes one file per bucket, its rows sorted by those
+    columns. Returns the files in their final places; no snapshot references them yet."""
     from pyspark.sql import functions as F
 
     staging = os.path.join(table_path, f"{STAGING_PREFIX}{uuid.uuid4().hex}")
@@ -202,6 +287,12 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
     if bucket_column is not None:
         out = out.withColumn(_BUCKET_COL, bucket_column)
         group_cols.append(_BUCKET_COL)
+    if sort_by is not None:
+        # One task per (partition, bucket), sorted by the key after the write's own grouping
+        # columns, so Spark's writer (which needs that grouping order) adds no sort of its own
+        # and each file comes out sorted by key.
+        out = out.repartition(*group_cols) if group_cols else out.coalesce(1)
+        out = out.sortWithinPartitions(*group_cols, *sort_by)
     try:
         writer = out.write.mode("overwrite").option("compression", "zstd")
         if group_cols:
@@ -209,12 +300,13 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         try:
             writer.parquet(staging)
         except Exception as e:
-            text = str(e)
-            at = text.find(NOT_NULL_MARKER)
-            if at < 0:
+            m = WRITE_ERROR.search(str(e))
+            if m is None:
                 raise
-            message = text[at + len(NOT_NULL_MARKER):].split(" SQLSTATE")[0].split("\n")[0]
-            raise SchemaLabError(message.strip(), rule="not-null") from e
+            message = str(e)[m.end():].split(" SQLSTATE")[0].split("\n")[0]
+            column = schema.fields[int(m.group(2))].name
+            raise SchemaLabError(message.strip(), table=table, column=column,
+                                 rule=m.group(1)) from None
         return _place_files(staging, table_path, schema, bucket_column is not None)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -271,8 +363,9 @@ def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
         # rather than file the rows under the NULL partition.
         import pyarrow.parquet as pq
 
-        values = pq.read_table(path).column(index).to_pylist()
         assert f is not None
+        # by name: primary-key files have key and system columns before the values
+        values = pq.ParquetFile(path).read(columns=[f.name]).column(0).to_pylist()
         return _normalize(values[0], f)
     if stats.min != stats.max:  # pragma: no cover - Spark's partitionBy guarantees this
         raise SchemaLabError("a data file spans two partitions", rule="internal")
@@ -358,6 +451,11 @@ def _leaf_count(t: Any) -> int:
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return _leaf_count(t.value_type)
     return 1
+
+
+def normalize_stat(value: Any, f: DataField) -> Any:
+    """A value read back from a data file as the Python value BinaryRow encodes."""
+    return _normalize(value, f)
 
 
 def _normalize(value: Any, f: DataField) -> Any:
