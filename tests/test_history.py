@@ -892,3 +892,27 @@ def test_hypothesis_examples_cover_the_interesting_cases() -> None:
     check_invariants(reuse, lineage)
     assert [lin.name_reused_from for lin in lineage if lin.name_reused_from] == [(1,)]
 
+
+
+def test_history_pauses_the_garbage_collector_only_while_it_builds(
+        fixture_tables: dict[str, Table]) -> None:
+    """history() pauses Python's cyclic collector (linear cost at 1,000 versions, see
+    bench/HISTORY_SCALE.md) and leaves it as it found it, also when building fails."""
+    import gc
+
+    from schemalab.history import gc_paused
+
+    t = next(iter(fixture_tables.values()))
+    assert gc.isenabled()
+    t.history()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        t.history()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(ZeroDivisionError), gc_paused():
+        assert not gc.isenabled()
+        1 / 0  # noqa: B018
+    assert gc.isenabled()

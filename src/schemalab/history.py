@@ -17,8 +17,10 @@ Lineage follows a field *id* through every schema version::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,6 +28,21 @@ EventKind = Literal["added", "renamed", "retyped", "nullability_changed", "comme
                     "dropped"]
 EVENT_KINDS: tuple[EventKind, ...] = ("added", "renamed", "retyped", "nullability_changed",
                                       "commented", "moved", "dropped")
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a history is built: tens of thousands
+    of small objects that all stay alive, whose collector passes freed nothing and made the
+    cost grow faster than the history (bench/HISTORY_SCALE.md). Reference counting still
+    frees everything that is dropped."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)

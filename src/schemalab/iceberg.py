@@ -1433,7 +1433,10 @@ class IcebergTable:
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, partition specs and
         sort orders, and the snapshots (trees load on demand: ``history().tree(id)``)."""
-        return iceberg_history(self)
+        from schemalab.history import gc_paused
+
+        with gc_paused():
+            return iceberg_history(self)
 
     # ---- reads ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from schemalab.history import (
     TableHistory,
     compute_lineage,
     flatten_fields,
+    gc_paused,
     with_events,
 )
 from schemalab.manifest import (
@@ -69,6 +70,11 @@ def schema_version(s: TableSchema) -> SchemaVersion:
 
 
 def paimon_history(table: Table) -> TableHistory:
+    with gc_paused():  # see gc_paused: the cost stays linear in the history
+        return _paimon_history(table)
+
+
+def _paimon_history(table: Table) -> TableHistory:
     schemas = table.schemas
     versions = with_events([schema_version(s) for s in schemas])
     snaps = []
