@@ -184,8 +184,9 @@ def _fold(df: DataFrame, pk: list[str]) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    last = Window.partitionBy(*[F.col(k) for k in pk]).orderBy(F.col(_ORD).desc())
-    return df.withColumn(_RANK, F.row_number().over(last)).where(F.col(_RANK) == 1) \
+    # _ORD is unique, so the maximum is one row (an unordered window: see merge_read)
+    last = Window.partitionBy(*[F.col(k) for k in pk])
+    return df.withColumn(_RANK, F.max(_ORD).over(last)).where(F.col(_ORD) == F.col(_RANK)) \
         .drop(_RANK)
 
 
