@@ -309,3 +309,42 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
         commits.commit(t.path, t.name, t.schema, slow,
                        replaces=primary_key.sequence_guard(t, slow))
     assert t.latest_snapshot.id == 2 and ours(t.read())[1] == [row(1, "fast")]
+
+
+def test_a_write_that_lost_the_sequence_race_is_numbered_again_and_committed(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """INSERT and DELETE that lose the race to their bucket are written again, numbered from
+    the new latest snapshot, as an append commit retries; the first attempt leaves no file."""
+    from schemalab import commit as commits
+    from schemalab.orphans import find_orphans
+
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("CREATE TABLE r (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "
+           "'bucket' = '1'); INSERT INTO r VALUES (1, 'a')")
+    t = wh.table("r")
+    real = commits.commit
+    races: list[str] = []
+
+    def with_a_racer(racer: Any) -> Any:
+        def commit(*args: Any, **kwargs: Any) -> Any:
+            if len(races) % 2 == 1:  # once per statement: a racing writer commits first
+                races.append("raced")
+                racer()
+            return real(*args, **kwargs)
+        return commit
+
+    monkeypatch.setattr(commits, "commit", with_a_racer(lambda: t.insert([(1, "fast")])))
+    races.append("insert")
+    snap = t.insert([(1, "slow"), (2, "b")])
+    assert races == ["insert", "raced"] and snap is not None and snap.id == 3
+    assert ours(t.read())[1] == [row(1, "slow"), row(2, "b")]
+    monkeypatch.setattr(commits, "commit", with_a_racer(lambda: t.insert([(3, "c")])))
+    races.append("delete")
+    wh.sql("DELETE FROM r WHERE id = 1")
+    assert races[-2:] == ["delete", "raced"] and t.latest_snapshot.id == 5
+    assert ours(t.read())[1] == [row(2, "b"), row(3, "c")]
+    seqs = [(e.file.min_sequence_number, e.file.max_sequence_number)
+            for e in t.live_entries(t.latest_snapshot)]
+    assert sorted(seqs) == [(0, 0), (1, 1), (2, 3), (4, 4), (5, 5)]
+    assert find_orphans(t.path, older_than_seconds=0)[0] == []
+    assert_reads_agree(t, wh.path, "default.r")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schemalab import commit as commits
 from schemalab import write
 from schemalab.bucket import bucket_keys, bucket_of
-from schemalab.errors import SchemaLabError, SqlError
+from schemalab.errors import CommitConflictError, SchemaLabError, SqlError
 from schemalab.manifest import FileKind, ManifestEntry
 from schemalab.schema import TableSchema
 from schemalab.snapshot import Snapshot
@@ -30,33 +31,69 @@ def insert(table: Table, data: Any, *, columns: Any = None, by_position: bool = 
     spark = table.spark
     df = write.to_frame(spark, data, schema, table.name, columns=columns,
                         by_position=by_position)
-    entries: list[ManifestEntry]
-    if schema.primary_keys:
-        files, entries = primary_key.write_entries(table, df, schema)
-    else:
+
+    def write_once() -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
+        if schema.primary_keys:
+            return primary_key.write_entries(table, df, schema)
         files = write.write_files(spark, df, table.path, schema, table=table.name,
                                   bucket_column=_bucket_column(schema, table.name))
-        entries = [commits.data_file_entry(f, schema) for f in files]
-    replaces = None
-    if overwrite:
+        return files, [commits.data_file_entry(f, schema) for f in files]
+
+    def replaces_for(files: list[write.WrittenFile]
+                     ) -> Callable[[Snapshot | None], list[ManifestEntry]] | None:
+        if not overwrite:
+            return None
         partitions = {f.partition for f in files}
 
         def replaces(snap: Snapshot | None) -> list[ManifestEntry]:
             return _overwritten(table, snap, partitions)
 
-    # primary-key files: also refuse to build on a commit that numbered the same buckets
-    guarded = (primary_key.sequence_guard(table, entries, replaces) if schema.primary_keys
-               else replaces)
-    try:
-        return commits.commit(table.path, table.name, schema, entries,
-                              kind="OVERWRITE" if overwrite else "APPEND", replaces=guarded)
-    except BaseException:
-        # The commit failed (lost too many races, a corrupt snapshot, ...): nothing
-        # references the data files, so remove them rather than leave orphans.
-        for f in files:
-            with contextlib.suppress(OSError):
-                os.unlink(f.path)
-        raise
+        return replaces
+
+    return _write_and_commit(table, schema, write_once, replaces_for,
+                             kind="OVERWRITE" if overwrite else "APPEND")
+
+
+#: how often a primary-key write that lost the sequence-number race is written again
+PK_WRITE_ATTEMPTS = 5
+
+
+def _write_and_commit(
+        table: Table, schema: TableSchema,
+        write_once: Callable[[], tuple[list[write.WrittenFile], list[ManifestEntry]]],
+        replaces_for: Callable[[list[write.WrittenFile]],
+                               Callable[[Snapshot | None], list[ManifestEntry]] | None],
+        *, kind: str) -> Snapshot | None:
+    """Write the data files, then commit them. A failed commit removes its files: nothing
+    references them. A primary-key write whose rows were numbered before another commit to
+    the same buckets (``sequence_guard``) is written again, numbered from the new latest
+    snapshot, as an append commit that loses a race retries on the fresh snapshot."""
+    for attempt in range(1, PK_WRITE_ATTEMPTS + 1):
+        files, entries = write_once()
+        replaces = replaces_for(files)
+        if schema.primary_keys:
+            from schemalab import primary_key
+
+            replaces = primary_key.sequence_guard(table, entries, replaces)
+        try:
+            return commits.commit(table.path, table.name, schema, entries, kind=kind,
+                                  replaces=replaces)
+        except CommitConflictError as e:
+            _remove(files)
+            if e.rule == "primary-key-sequence-conflict" and attempt < PK_WRITE_ATTEMPTS:
+                continue
+            raise
+        except BaseException:
+            # lost too many races, a corrupt snapshot, an interrupt, ...
+            _remove(files)
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _remove(files: list[write.WrittenFile]) -> None:
+    for f in files:
+        with contextlib.suppress(OSError):
+            os.unlink(f.path)
 
 
 def _overwritten(table: Table, snap: Snapshot | None,
@@ -126,12 +163,6 @@ def delete_where(table: Table, where: str | None, *,
             table=table.name, rule="delete-needs-primary-key")
     from schemalab import primary_key
 
-    files, entries = primary_key.delete_where(table, where, rows)
-    try:
-        return commits.commit(table.path, table.name, schema, entries, kind="APPEND",
-                              replaces=primary_key.sequence_guard(table, entries))
-    except BaseException:
-        for f in files:  # unreferenced: remove them, as insert does
-            with contextlib.suppress(OSError):
-                os.unlink(f.path)
-        raise
+    return _write_and_commit(
+        table, schema, lambda: primary_key.delete_where(table, where, rows),
+        lambda files: None, kind="APPEND")
