@@ -123,21 +123,17 @@ def kills(root: Path, n: int, spark_n: int, spark: Any) -> dict[str, int]:
     from schemalab.table import Table
 
     out: dict[str, int] = {"python": 0, "spark": 0, "orphans": 0, "rows_lost": 0}
-    if n:
-        res = tcs.run_python_kills(root / "pykills", n, random.Random(60))
-        out["python"] = res["kills"]
+    for kind, count, run, seed in (("python", n, tcs.run_python_kills, 60),
+                                   ("spark", spark_n, tcs.run_spark_kills, 70)):
+        if not count:
+            continue
+        res = run(root / f"{kind}kills", count, random.Random(seed))
+        out[kind] = res["kills"]
         out["orphans"] += res["orphans"]
         t = res["table"]
         want = {i for ids in res["ledger"].snapshots.values() for i in ids}
+        # rows lost as the files say (pyarrow over the manifests) and as the evolved read says
         out["rows_lost"] += len(want - set(py_read_ids(t)))
-        got = [r[0] for r in Table(t.path, spark=spark).read().select("id").collect()]
-        out["rows_lost"] += len(want - set(got))
-    if spark_n:
-        res = tcs.run_spark_kills(root / "sparkkills", spark_n, random.Random(70))
-        out["spark"] = res["kills"]
-        out["orphans"] += res["orphans"]
-        t = res["table"]
-        want = {i for ids in res["ledger"].snapshots.values() for i in ids}
         got = [r[0] for r in Table(t.path, spark=spark).read().select("id").collect()]
         out["rows_lost"] += len(want - set(got))
     return out

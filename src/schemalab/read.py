@@ -26,6 +26,7 @@ from schemalab.errors import CorruptFileError
 from schemalab.schema import TableSchema
 from schemalab.types import (
     FIELD_ID_KEY,
+    TIMESTAMP_ROOTS,
     ArrayType,
     AtomicType,
     DataField,
@@ -39,6 +40,7 @@ from schemalab.types import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import types as st
 
@@ -308,9 +310,7 @@ def _nested_id_safe(st: DataType, tt: DataType) -> bool:
     if isinstance(st, MapType) and isinstance(tt, MapType):
         return (_spark_sig(st.key) == _spark_sig(tt.key)
                 and _nested_id_safe(st.value, tt.value))
-    if _contains_row(st) or _contains_row(tt):
-        return False
-    return _spark_sig(st) == _spark_sig(tt) or _spark_reader_widens(st, tt)
+    return _same_or_widens(st, tt)
 
 
 def stored_as(path: str, file_schema: TableSchema) -> tuple[tuple[str, StoredAs], ...]:
@@ -320,16 +320,12 @@ def stored_as(path: str, file_schema: TableSchema) -> tuple[tuple[str, StoredAs]
     wanted = {f.name: f.type.root for f in file_schema.fields
               if isinstance(f.type, AtomicType) and (
                   f.type.root is TypeRoot.TIME_WITHOUT_TIME_ZONE
-                  or (f.type.root in _TIMESTAMP_ROOTS and (f.type.precision or 0) > 6))}
+                  or (f.type.root in TIMESTAMP_ROOTS and (f.type.precision or 0) > 6))}
     if not wanted:
         return ()
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    try:
-        arrow = pq.read_schema(path)
-    except (OSError, pa.ArrowInvalid) as e:
-        raise CorruptFileError(path, f"not a readable Parquet file ({e})") from e
+    arrow = parquet_schema(path)
     out: list[tuple[str, StoredAs]] = []
     for name in wanted:
         i = arrow.get_field_index(name)
@@ -360,17 +356,25 @@ def _from_stored(col: Column, how: StoredAs, t: DataType) -> Column:
     return time.cast(to_spark(t))
 
 
-@functools.lru_cache(maxsize=65536)
-def parquet_has_field_ids(path: str) -> bool:
-    """Whether the Parquet file at ``path`` carries field ids (ours and Iceberg's do; Paimon's
-    and pypaimon's do not). Data files never change, so the answer is cached."""
+@functools.lru_cache(maxsize=1024)
+def parquet_schema(path: str) -> pa.Schema:
+    """The Arrow schema in the footer of the Parquet file at ``path``, read once: planning
+    asks both whether it has field ids and how it stores its columns. Data files never
+    change, so it is cached."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        schema = pq.read_schema(path)
+        return pq.read_schema(path)
     except (OSError, pa.ArrowException) as e:
         raise CorruptFileError(path, f"unreadable Parquet footer ({e})") from None
+
+
+@functools.lru_cache(maxsize=65536)
+def parquet_has_field_ids(path: str) -> bool:
+    """Whether the Parquet file at ``path`` carries field ids (ours and Iceberg's do; Paimon's
+    and pypaimon's do not). Data files never change, so the answer is cached."""
+    schema = parquet_schema(path)
     return bool(schema) and all(
         f.metadata is not None and b"PARQUET:field_id" in f.metadata for f in schema)
 
@@ -612,9 +616,6 @@ def _cast(col: Column, source: DataType, target: DataType, mode: CastMode, table
                   F.raise_error(message).cast(spark_type)).otherwise(converted)
 
 
-_TIMESTAMP_ROOTS = (TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)
-
-
 def _paimon_conversion(col: Column, source: DataType, target: DataType) -> Column | None:
     """Casts whose Paimon result differs from Spark's ``cast``, done Paimon's way (as
     Java Paimon reads them; pypaimon differs on some, see tests/test_interop_pypaimon.py),
@@ -628,7 +629,7 @@ def _paimon_conversion(col: Column, source: DataType, target: DataType) -> Colum
     from pyspark.sql import functions as F
 
     if not (isinstance(source, AtomicType) and isinstance(target, AtomicType)
-            and source.root in _TIMESTAMP_ROOTS):
+            and source.root in TIMESTAMP_ROOTS):
         return None
     if target.root in (TypeRoot.CHAR, TypeRoot.VARCHAR):
         p = source.precision if source.precision is not None else 6

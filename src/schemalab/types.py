@@ -81,6 +81,9 @@ class TypeRoot(enum.Enum):
         return _FAMILIES[self]
 
 
+#: the two timestamp roots, which share precision handling and casts
+TIMESTAMP_ROOTS = (TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)
+
 _FAMILIES: dict[TypeRoot, frozenset[Family]] = {
     TypeRoot.CHAR: frozenset({_F.PREDEFINED, _F.CHARACTER_STRING}),
     TypeRoot.VARCHAR: frozenset({_F.PREDEFINED, _F.CHARACTER_STRING}),

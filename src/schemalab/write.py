@@ -23,6 +23,7 @@ from schemalab.errors import SchemaLabError
 from schemalab.schema import TableSchema
 from schemalab.types import (
     FIELD_ID_KEY,
+    TIMESTAMP_ROOTS,
     AtomicType,
     DataField,
     DataType,
@@ -174,8 +175,7 @@ def _at_precision(col: Column, t: DataType) -> Column:
     toward the past, as Paimon's Timestamp keeps floor milliseconds."""
     from pyspark.sql import functions as F
 
-    if not (isinstance(t, AtomicType) and t.root in (
-            TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)):
+    if not (isinstance(t, AtomicType) and t.root in TIMESTAMP_ROOTS):
         return col
     p = t.precision if t.precision is not None else 6
     if p >= 6:
