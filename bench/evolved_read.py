@@ -97,7 +97,12 @@ def next_step(k: int, cols: list[Column], dropped: dict[str, str]) -> Step:
     rename the name column, drop ``tag``, re-add ``tag`` with the other type (STRING↔BIGINT),
     add ``m`` INT (a re-add after the first cycle: the dropped ``m`` was BIGINT), widen ``m``
     INT→BIGINT, drop ``m``. The table keeps 6-7 columns."""
-    from schemalab.changes import AddColumn, DropColumn, RenameColumn, UpdateColumnType
+    from schemalab.schema.changes import (
+        AddColumn,
+        DropColumn,
+        RenameColumn,
+        UpdateColumnType,
+    )
 
     by_role = {c.role: c for c in cols}
 
@@ -223,7 +228,7 @@ def dataset(spark: Any, base: str, rows: int, versions: int,
 
 def _generate(spark: Any, ds: DataSet) -> None:
     import schemalab as sl
-    from schemalab.changes import ColumnSpec
+    from schemalab.schema.changes import ColumnSpec
 
     wh = sl.Warehouse(ds.warehouse, spark=spark)
     cols = initial_columns()

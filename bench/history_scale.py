@@ -33,8 +33,19 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from schemalab.binaryrow import EMPTY_ROW
-from schemalab.changes import (
+from schemalab.open import open_table
+from schemalab.paimon.binaryrow import EMPTY_ROW
+from schemalab.paimon.manifest import (
+    DataFileMeta,
+    FileKind,
+    ManifestEntry,
+    manifest_file_meta,
+    write_manifest,
+    write_manifest_list,
+)
+from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from schemalab.schema.apply import apply_changes, new_table_schema
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -43,21 +54,17 @@ from schemalab.changes import (
     SchemaChange,
     UpdateColumnPosition,
     UpdateColumnType,
-    apply_changes,
-    new_table_schema,
 )
-from schemalab.manifest import (
-    DataFileMeta,
-    FileKind,
-    ManifestEntry,
-    manifest_file_meta,
-    write_manifest,
-    write_manifest_list,
+from schemalab.schema.table_schema import TableSchema
+from schemalab.types.model import (
+    BIGINT,
+    INT,
+    STRING,
+    AtomicType,
+    DataField,
+    DataType,
+    RowType,
 )
-from schemalab.schema import TableSchema
-from schemalab.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from schemalab.table import open_table
-from schemalab.types import BIGINT, INT, STRING, AtomicType, DataField, DataType, RowType
 
 RUNS = 5
 SNAPSHOTS_PER_VERSION = 10

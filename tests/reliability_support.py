@@ -35,7 +35,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from schemalab.changes import (
+from schemalab.errors import SchemaLabError
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -47,8 +48,14 @@ from schemalab.changes import (
     UpdateColumnType,
     sql_string,
 )
-from schemalab.errors import SchemaLabError
-from schemalab.types import AtomicType, DataType, RowType, TypeRoot, parse_type, quote_identifier
+from schemalab.types.model import (
+    AtomicType,
+    DataType,
+    RowType,
+    TypeRoot,
+    quote_identifier,
+)
+from schemalab.types.parse import parse_type
 
 # ============================================================================================
 # The model
@@ -775,7 +782,7 @@ class SequenceRun:
     def execute(self) -> SequenceRun:
         t0 = time.perf_counter()
         c = self.seq.create
-        from schemalab.ddl import TableName
+        from schemalab.sql import TableName
 
         self.table = self.wh.create_table(
             TableName("default", self.name), [ColumnSpec(n, dtype(t)) for n, t in c.columns],
@@ -987,9 +994,9 @@ def metadata_problems(table_path: str) -> list[str]:
     """Every schema, snapshot, manifest and manifest-list file that does not parse, and gaps
     in schema or snapshot ids."""
     from schemalab import fileio
-    from schemalab.manifest import read_manifest, read_manifest_list
-    from schemalab.schema import TableSchema
-    from schemalab.snapshot import Snapshot
+    from schemalab.paimon.manifest import read_manifest, read_manifest_list
+    from schemalab.paimon.snapshot import Snapshot
+    from schemalab.schema.table_schema import TableSchema
 
     out = []
     for sub, parse in (("schema", TableSchema.from_json), ("snapshot", Snapshot.from_json)):
@@ -1061,7 +1068,7 @@ def wait_for(path: str, timeout: float) -> None:
 def alter_loop(table_path: str, log: str, start: int) -> None:
     """Forever: add column ``c<k>``, then set option ``k<k>``; log each committed schema."""
     from schemalab.table import Table
-    from schemalab.types import parse_type
+    from schemalab.types.parse import parse_type
 
     t = Table(table_path)
     log_line(log, {"ready": True})
@@ -1109,9 +1116,9 @@ def py_insert(table: Any, rows: Sequence[dict[str, Any]]) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab import commit as commits
-    from schemalab import write
-    from schemalab.types import arrow_schema
+    from schemalab.engine import write
+    from schemalab.paimon import commit as commits
+    from schemalab.types.arrow import arrow_schema
 
     schema = table.schema
     assert not schema.partition_keys
@@ -1159,11 +1166,11 @@ def mixed_loop(table_path: str, log: str, start: int, count: int, what: str,
     "alter" (add column ``c<k>``, then set option ``k<k>``) or "mixed" (insert, alter,
     option in turn). Each success is logged after it committed; with ``max_attempts`` a
     commit that keeps losing races fails, and the failure is logged with its message."""
-    from schemalab import commit as commits
-    from schemalab import manager
     from schemalab.errors import CommitConflictError
+    from schemalab.paimon import commit as commits
+    from schemalab.paimon import schema_manager as manager
     from schemalab.table import Table
-    from schemalab.types import parse_type
+    from schemalab.types.parse import parse_type
 
     if max_attempts is not None:
         commits.MAX_ATTEMPTS = max_attempts

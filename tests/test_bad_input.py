@@ -30,11 +30,11 @@ from reliability_support import py_insert
 
 import schemalab as sl
 from schemalab import cli
-from schemalab.changes import AddColumn, ColumnSpec
-from schemalab.ddl import TableName
 from schemalab.errors import InvalidIdentifierError, SchemaLabError
+from schemalab.schema.changes import AddColumn, ColumnSpec
+from schemalab.sql import TableName
 from schemalab.table import Table
-from schemalab.types import parse_type
+from schemalab.types.parse import parse_type
 
 # ---- a small table to damage ------------------------------------------------------------------
 
@@ -53,7 +53,7 @@ def files_of(t: Table) -> dict[str, str]:
     """Role → path of each file the latest read touches."""
     snap = t.snapshot(2)
     mdir = os.path.join(t.path, "manifest")
-    from schemalab.manifest import read_manifest_list
+    from schemalab.paimon.manifest import read_manifest_list
 
     delta = read_manifest_list(os.path.join(mdir, snap.delta_manifest_list))
     data = t.data_files(snap)
@@ -313,7 +313,7 @@ HOSTILE = ["a`b", "it's", 'say "hi"', "x.y", "a b", "ünï ☃", "<script>alert(
 
 def test_hostile_identifiers_round_trip_sql_files_cli(tmp_path: Path) -> None:
     """Hostile database, table and column names through SQL (CLI), files and inspect."""
-    from schemalab.types import quote_identifier as q
+    from schemalab.types.model import quote_identifier as q
 
     wh = str(tmp_path / "wh")
     for i, column in enumerate(HOSTILE):
@@ -355,7 +355,7 @@ def _strings(obj: Any) -> Any:
 def test_hostile_identifiers_in_reads_and_widget_html(tmp_path: Path, spark: Any) -> None:
     from schemalab.widgets import LineageView, SchemaHistoryView, SnapshotTreeView
 
-    from schemalab.types import quote_identifier as q
+    from schemalab.types.model import quote_identifier as q
 
     wh = sl.Warehouse(tmp_path / "wh", spark=spark)
     name = "<script>alert('t') `x`.\"y\""
@@ -404,7 +404,7 @@ def test_names_cannot_escape_the_warehouse(tmp_path: Path, db: str, table: str) 
         wh.create_table(TableName(db, table), cols)
     with pytest.raises(SchemaLabError):
         wh.table(TableName(db, table))
-    from schemalab.types import quote_identifier as q
+    from schemalab.types.model import quote_identifier as q
 
     if "\x00" not in db + table:
         err = io.StringIO()

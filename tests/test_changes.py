@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemalab.casts import CastMode, cast_kind, cast_mode, supports_cast
-from schemalab.changes import (
+from schemalab.errors import SchemaChangeError
+from schemalab.schema.apply import apply_changes, new_table_schema
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -21,12 +22,16 @@ from schemalab.changes import (
     UpdateColumnPosition,
     UpdateColumnType,
     UpdateComment,
-    apply_changes,
-    new_table_schema,
 )
-from schemalab.errors import SchemaChangeError
-from schemalab.schema import TableSchema
-from schemalab.types import iter_fields, parse_type
+from schemalab.schema.table_schema import TableSchema
+from schemalab.types.casts import (
+    CastMode,
+    cast_kind,
+    cast_mode,
+    supports_cast,
+)
+from schemalab.types.parse import parse_type
+from schemalab.types.visitor import iter_fields
 
 T = parse_type
 

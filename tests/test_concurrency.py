@@ -29,12 +29,12 @@ import pytest
 from reliability_support import hidden_files, metadata_problems, py_read_ids, read_log
 
 import schemalab as sl
-from schemalab import commit as commits
-from schemalab.changes import ColumnSpec
 from schemalab.errors import CommitConflictError
-from schemalab.orphans import find_orphans
+from schemalab.paimon import commit as commits
+from schemalab.paimon.orphans import find_orphans
+from schemalab.schema.changes import ColumnSpec
 from schemalab.table import Table
-from schemalab.types import parse_type
+from schemalab.types.parse import parse_type
 
 SOAK = os.environ.get("SCHEMALAB_SOAK") == "1"
 SUPPORT = str(Path(__file__).parent / "reliability_support.py")

@@ -41,10 +41,10 @@ from reliability_support import (
 )
 
 import schemalab as sl
-from schemalab.changes import AddColumn, ColumnSpec
-from schemalab.orphans import clean_orphans, find_orphans, referenced_files
+from schemalab.paimon.orphans import clean_orphans, find_orphans, referenced_files
+from schemalab.schema.changes import AddColumn, ColumnSpec
 from schemalab.table import Table
-from schemalab.types import parse_type
+from schemalab.types.parse import parse_type
 
 SOAK = os.environ.get("SCHEMALAB_SOAK") == "1"
 PY_KILLS = 120 if SOAK else 12

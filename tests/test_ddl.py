@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemalab import ddl
-from schemalab.changes import (
+from schemalab.errors import SqlError
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -24,7 +24,7 @@ from schemalab.changes import (
     UpdateColumnType,
     UpdateComment,
 )
-from schemalab.ddl import (
+from schemalab.sql import (
     AlterTable,
     CreateTable,
     DeleteFrom,
@@ -40,8 +40,8 @@ from schemalab.ddl import (
     rewrite_tables,
     split_statements,
 )
-from schemalab.errors import SqlError
-from schemalab.types import (
+from schemalab.sql import parser as ddl
+from schemalab.types.model import (
     BIGINT,
     BOOLEAN,
     BYTES,

@@ -26,9 +26,11 @@ from typing import Any
 import pytest
 
 import schemalab as sl
-from schemalab import write
-from schemalab.bucket import bucket_of
-from schemalab.changes import (
+from schemalab.engine import write
+from schemalab.errors import SchemaChangeError, SchemaLabError
+from schemalab.explain.read import column_text
+from schemalab.paimon.bucket import bucket_of
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -40,9 +42,8 @@ from schemalab.changes import (
     UpdateColumnPosition,
     UpdateColumnType,
 )
-from schemalab.errors import SchemaChangeError, SchemaLabError
 from schemalab.table import Table
-from schemalab.types import parse_type
+from schemalab.types.parse import parse_type
 
 D = decimal.Decimal
 
@@ -118,7 +119,7 @@ def test_flip_226_drop_and_re_add(wh: Any) -> None:
     assert kinds(t) == [(True, {0: ["same", "same", "null"], 2: ["same", "same", "same"]})]
     plan = t.read_plan()
     old = plan.groups[0].columns_by_schema[0]
-    assert old[2].source is None and "did not exist" in old[2].describe()
+    assert old[2].source is None and "did not exist" in column_text(old[2], 0)
     assert [(sid, f.name) for sid, f in plan.groups[0].ignored] == [(0, "c")]
 
 
@@ -151,7 +152,7 @@ def test_drop_rename_and_rename_back_and_file_names(wh: Any) -> None:
                                 2: ["same", "same"]})]
     by_schema = t.read_plan().groups[0].columns_by_schema
     assert by_schema[1][1].source.name == "a2"  # type: ignore[union-attr]
-    assert "renamed to `a`" in by_schema[1][1].describe()
+    assert "renamed to `a`" in column_text(by_schema[1][1], 1)
 
     # Files carry Parquet field ids and the names current when they were written.
     seen = {}
@@ -524,7 +525,7 @@ HOSTILE = ["sp ace", "do.t", "back`tick", "quo'te\"d", "ünï 名前", "<script>
 
 
 def test_hostile_column_and_table_names(wh: Any) -> None:
-    name = sl.ddl.TableName(None, "we ird.name [1] {x}*?")
+    name = sl.sql.TableName(None, "we ird.name [1] {x}*?")
     t = wh.create_table(name, [col(n, "INT") for n in HOSTILE] + [col("a", "ROW<b STRING>")])
     assert t.name == "default.we ird.name [1] {x}*?"
     t.insert([(*range(len(HOSTILE)), {"b": "nested"})])
@@ -649,8 +650,8 @@ def _insert_worker(warehouse: str, worker: int, ready: Any) -> None:
 
 def _alter_worker(warehouse: str, ready: Any) -> None:
     import schemalab as sl
-    from schemalab.changes import AddColumn
-    from schemalab.types import parse_type
+    from schemalab.schema.changes import AddColumn
+    from schemalab.types.parse import parse_type
 
     t = sl.Warehouse(warehouse).table("concurrent")  # ALTER needs no Spark
     ready.wait(timeout=300)

@@ -24,7 +24,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemalab import cli
-from schemalab.changes import (
+from schemalab.errors import SchemaChangeError
+from schemalab.history.lineage import compute_lineage, with_events
+from schemalab.history.model import TableHistory
+from schemalab.history.paimon import schema_version
+from schemalab.history.versions import FieldLineage, SchemaVersion
+from schemalab.open import open_table
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.schema.apply import apply_changes, new_table_schema
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -36,22 +44,10 @@ from schemalab.changes import (
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
-    apply_changes,
-    new_table_schema,
 )
-from schemalab.errors import SchemaChangeError
-from schemalab.history import (
-    FieldLineage,
-    SchemaVersion,
-    TableHistory,
-    compute_lineage,
-    with_events,
-)
-from schemalab.manager import SchemaManager
-from schemalab.paimon_history import schema_version
-from schemalab.schema import TableSchema
-from schemalab.table import Table, open_table
-from schemalab.types import (
+from schemalab.schema.table_schema import TableSchema
+from schemalab.table import Table
+from schemalab.types.model import (
     BIGINT,
     INT,
     STRING,
@@ -672,10 +668,10 @@ def append_rows(t: Table, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab import paths
-    from schemalab.commit import commit, data_file_entry
-    from schemalab.types import arrow_schema
-    from schemalab.write import ColumnStats, WrittenFile
+    from schemalab.engine.write import ColumnStats, WrittenFile
+    from schemalab.paimon import paths
+    from schemalab.paimon.commit import commit, data_file_entry
+    from schemalab.types.arrow import arrow_schema
 
     schema = t.schema
     d = paths.bucket_dir(t.path, [], 0)
@@ -873,7 +869,7 @@ def test_lineage_invariants_under_random_changes(commit_ops: list[list[Op]]) -> 
 
 
 def compute_diff(versions: list[SchemaVersion], a: int, b: int) -> tuple[Any, ...]:
-    from schemalab.history import diff
+    from schemalab.history.lineage import diff
 
     return diff(versions, a, b).events
 
@@ -900,7 +896,7 @@ def test_history_pauses_the_garbage_collector_only_while_it_builds(
     bench/HISTORY_SCALE.md) and leaves it as it found it, also when building fails."""
     import gc
 
-    from schemalab.history import gc_paused
+    from schemalab.history.versions import gc_paused
 
     t = next(iter(fixture_tables.values()))
     assert gc.isenabled()

@@ -20,17 +20,12 @@ from typing import Any
 import pytest
 
 from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
-from schemalab.history import compute_lineage
-from schemalab.iceberg import (
-    IcebergTable,
-    decode_bound,
-    iceberg_history,
-    is_iceberg_table,
-    metadata_version,
-    parse_type,
-    to_paimon,
-    type_text,
-)
+from schemalab.history.lineage import compute_lineage
+from schemalab.iceberg.history import iceberg_history
+from schemalab.iceberg.locate import is_iceberg_table, metadata_version
+from schemalab.iceberg.manifests import decode_bound
+from schemalab.iceberg.table import IcebergTable
+from schemalab.iceberg.types import iceberg_type_text, parse_iceberg_type, to_paimon
 
 FIXTURES = Path(__file__).parent / "fixtures" / "iceberg-metadata"
 
@@ -241,54 +236,63 @@ def test_doctests() -> None:
 
 
 def test_types() -> None:
-    t = parse_type({"type": "map", "key-id": 4, "key": "string", "value-id": 5,
+    t = parse_iceberg_type({"type": "map", "key-id": 4, "key": "string", "value-id": 5,
                     "value-required": False,
                     "value": {"type": "struct", "fields": [
                         {"id": 6, "name": "d", "required": True, "type": "decimal(9,2)"},
                         {"id": 7, "name": "f", "required": False, "type": "fixed[16]"}]}})
-    assert type_text(t) == "map<string, struct<d: decimal(9, 2), f: fixed[16]>>"
+    assert iceberg_type_text(t) == "map<string, struct<d: decimal(9, 2), f: fixed[16]>>"
     assert to_paimon(t).sql() == "MAP<STRING NOT NULL, ROW<`d` DECIMAL(9, 2) NOT NULL, " \
                                  "`f` BINARY(16)>>"
-    assert type_text(parse_type("timestamptz_ns")) == "timestamptz_ns"
-    assert to_paimon(parse_type("unknown")) is None
-    assert str(parse_type("geometry(srid:4326)", version=3)) == "geometry(srid:4326)"
+    assert iceberg_type_text(parse_iceberg_type("timestamptz_ns")) == "timestamptz_ns"
+    assert to_paimon(parse_iceberg_type("unknown")) is None
+    assert str(parse_iceberg_type("geometry(srid:4326)", version=3)) == "geometry(srid:4326)"
 
 
-def test_read_type_per_file() -> None:
-    """What the field-id scan requests for a file column: the target type where Spark's
-    reader widens it (Iceberg's promotions), else the file's type, cast afterwards."""
-    import pyarrow as pa
+def test_read_plan_per_file_type() -> None:
+    """How the engine reads an Iceberg file column: in one scan by field id where Spark's
+    reader widens the file's type to the target (Iceberg's promotions), else by name in the
+    file's type, cast afterwards."""
+    from schemalab.engine.plan import DataFile, plan_read
+    from schemalab.engine.scan import _id_read_type
+    from schemalab.schema import TableSchema
+    from schemalab.types import DataField
+    from schemalab.types.casts import CastMode
 
-    from schemalab.iceberg import _requested_type
+    def planned(target: str, file_type: str) -> tuple[bool, str]:
+        tt, ft = (to_paimon(parse_iceberg_type(x, version=3)) for x in (target, file_type))
+        assert tt is not None and ft is not None
+        target_schema = TableSchema(1, (DataField(7, "c", tt),), 7)
+        source = TableSchema(0, (DataField(7, "c", ft),), 7)
+        plan = plan_read("db.t", target_schema, [DataFile("/x.parquet", 0, 1)],
+                         lambda f: source, CastMode.EXPLICIT, has_field_ids=lambda f: True)
+        (group,) = plan.groups
+        return group.by_id, group.columns[0].kind
 
-    def requested(target: str, file_type: pa.DataType) -> tuple[str, list[int]]:
-        casts: list[int] = []
-        t = _requested_type(parse_type(target, version=3), 7, {7: file_type}, casts)
-        return t.simpleString(), casts
-
-    assert requested("long", pa.int32()) == ("bigint", [])
-    assert requested("double", pa.float32()) == ("double", [])
-    assert requested("decimal(18, 2)", pa.decimal128(9, 2)) == ("decimal(18,2)", [])
-    assert requested("timestamp", pa.date32()) == ("timestamp_ntz", [])  # v3 promotion
-    assert requested("int", pa.int64()) == ("bigint", [7])  # narrowed: read long, cast
-    assert requested("string", pa.large_string()) == ("string", [])
-    nested = _requested_type(parse_type({"type": "list", "element-id": 8,
-                                         "element-required": False, "element": {
-                                             "type": "struct", "fields": [
-                                                 {"id": 9, "name": "a", "required": False,
-                                                  "type": "long"}]}}), 7, {}, [])
-    assert nested.simpleString() == "array<struct<_sl_f9:bigint>>"
+    assert planned("long", "int") == (True, "widened")
+    assert planned("double", "float") == (True, "widened")
+    assert planned("decimal(18, 2)", "decimal(9, 2)") == (True, "widened")
+    assert planned("timestamp", "date") == (True, "widened")  # v3 promotion
+    assert planned("int", "long") == (False, "cast")  # narrowed: read long, cast
+    assert planned("string", "string") == (True, "same")
+    nested = to_paimon(parse_iceberg_type({"type": "list", "element-id": 8,
+                                           "element-required": False, "element": {
+                                               "type": "struct", "fields": [
+                                                   {"id": 9, "name": "a", "required": False,
+                                                    "type": "long"}]}}))
+    assert nested is not None
+    assert _id_read_type(nested).simpleString() == "array<struct<_sl_f9:bigint>>"
 
 
 def test_decode_bounds() -> None:
-    assert decode_bound(bytes.fromhex("0100000000000000"), parse_type("long")) == 1
-    assert decode_bound(bytes.fromhex("0000c03f"), parse_type("double")) == 1.5  # was float
-    assert decode_bound(bytes.fromhex("0088e571df0d0600"), parse_type("timestamp")) \
+    assert decode_bound(bytes.fromhex("0100000000000000"), parse_iceberg_type("long")) == 1
+    assert decode_bound(bytes.fromhex("0000c03f"), parse_iceberg_type("double")) == 1.5  # was float
+    assert decode_bound(bytes.fromhex("0088e571df0d0600"), parse_iceberg_type("timestamp")) \
         == dt.datetime(2024, 1, 1, 10, 0)
-    assert decode_bound(bytes.fromhex("ff7f"), parse_type("decimal(9, 3)")) == \
+    assert decode_bound(bytes.fromhex("ff7f"), parse_iceberg_type("decimal(9, 3)")) == \
         Decimal("-0.129")
-    assert decode_bound(b"\x0b\x4d\x00\x00", parse_type("date")) == dt.date(2024, 1, 1)
-    assert decode_bound(b"\x01", parse_type("boolean")) is True
+    assert decode_bound(b"\x0b\x4d\x00\x00", parse_iceberg_type("date")) == dt.date(2024, 1, 1)
+    assert decode_bound(b"\x01", parse_iceberg_type("boolean")) is True
 
 
 # --------------------------------------------------------------------------------------------
@@ -483,7 +487,7 @@ def test_partition_specs_and_sort_orders(warehouse: Path) -> None:
 
 
 def test_snapshot_trees_match_pyiceberg_inspect(warehouse: Path) -> None:
-    from schemalab.iceberg import _local_path
+    from schemalab.iceberg.table import _local_path
 
     pt = _catalog(warehouse).load_table("demo.orders")
     t = _table(warehouse, "orders")
@@ -549,25 +553,26 @@ def test_reads_match_pyiceberg(warehouse: Path, spark: Any) -> None:
     pt = _catalog(warehouse).load_table("demo.orders")
     t = _table(warehouse, "orders")
     expected = pt.scan().to_arrow()
-    df = t.read(spark)
+    df = t.read()
     assert df.columns == expected.column_names
     assert _spark_rows(df) == _arrow_rows(expected)
     for s in t.snapshots:  # time travel: each snapshot in its own schema
         exp = pt.scan(snapshot_id=s.snapshot_id).to_arrow()
-        got = t.read(spark, snapshot_id=s.snapshot_id)
+        got = t.read(snapshot_id=s.snapshot_id)
         assert got.columns == exp.column_names, s.snapshot_id
         assert _spark_rows(got) == _arrow_rows(exp), s.snapshot_id
     # One scan for all files: valid promotions are widened by Spark's reader itself.
-    assert [len(g.files) for g in t.read_plan().groups] == [4]
-    assert t.read_plan().groups[0].cast_ids == ()
+    (group,) = t.read_plan().groups
+    assert len(group.files) == 4 and group.by_id
+    assert not any(c.kind == "cast" for cols in group.columns_by_schema.values() for c in cols)
 
 
 def test_old_snapshot_through_current_schema(warehouse: Path, spark: Any) -> None:
     t = _table(warehouse, "orders")
     first = t.snapshots[0].snapshot_id
-    old = t.read(spark, snapshot_id=first, schema="current")
+    old = t.read(snapshot_id=first, schema="current")
     assert old.columns == [f.name for f in t.schema.fields]
-    now = [r for r in _spark_rows(t.read(spark)) if r[0] in (1, 2)]
+    now = [r for r in _spark_rows(t.read()) if r[0] in (1, 2)]
     assert _spark_rows(old) == now
     # the re-added `category` is another field: NULL for rows written before it existed
     assert {r[-1] for r in now} == {None}
@@ -589,8 +594,12 @@ def test_identity_partition_value_fills_a_missing_column(warehouse: Path, spark:
         rewritten += 1
     assert rewritten == 2
     t = IcebergTable(copy)
-    assert [g.constants[0][1] for g in t.read_plan().groups] == ["partition", "partition"]
-    got = _spark_rows(t.read(spark))
+    consts = [c.constant for g in t.read_plan().groups for c in g.columns if c.constant]
+    assert [c.origin for c in consts] == ["partition", "partition"]
+    assert sorted(c.value for c in consts) == ["a", "b"]
+    assert all("identity-partition value" in c.text for g in t.explain_read().groups
+               for c in g.columns if c.column == "cat")
+    got = _spark_rows(t.read())
     assert got == [(1, "a"), (2, "a"), (3, "b")]
     pt = _catalog(warehouse).load_table("demo.parts")
     assert got == _arrow_rows(pt.scan().to_arrow())  # the original files, with `cat`
@@ -601,8 +610,8 @@ def test_narrowed_column_is_read_in_file_type_and_cast(warehouse: Path, spark: A
     the table); Spark's reader cannot narrow, so the file's long is read and cast."""
     t = _table(warehouse, "narrow")
     (group,) = t.read_plan().groups
-    assert group.cast_ids == (2,)
-    df = t.read(spark)
+    assert not group.by_id and [c.kind for c in group.columns] == ["same", "cast"]
+    df = t.read()
     assert df.schema["qty"].dataType.simpleString() == "int"
     assert _spark_rows(df) == [(1, 7), (2, None)]
 
@@ -620,14 +629,16 @@ def test_moved_table(warehouse: Path, spark: Any, tmp_path: Path) -> None:
         [f.path for f in h0.tree(last).live_files]
     assert all(f.path.startswith(str(moved)) for f in t.data_files())
     pt = _catalog(warehouse).load_table("demo.orders")
-    assert _spark_rows(t.read(spark)) == _arrow_rows(pt.scan().to_arrow())
+    assert _spark_rows(t.read()) == _arrow_rows(pt.scan().to_arrow())
 
 
 def test_column_named_like_a_synthetic_column(warehouse: Path, spark: Any) -> None:
     t = _table(warehouse, "collide")
+    from schemalab.engine.scan import id_scan_prefix
+
     plan = t.read_plan()
-    assert plan.prefix == "_sl_f_"
-    assert _spark_rows(t.read(spark)) == [("s", 5)]
+    assert id_scan_prefix(list(plan.schemas.values())) == "_sl_f_"
+    assert _spark_rows(t.read()) == [("s", 5)]
 
 
 def test_open_an_older_metadata_file(warehouse: Path) -> None:
@@ -640,7 +651,7 @@ def test_open_an_older_metadata_file(warehouse: Path) -> None:
 def test_empty_table(warehouse: Path, spark: Any) -> None:
     t = _table(warehouse, "empty")
     assert t.current_snapshot is None and t.history().snapshots == ()
-    df = t.read(spark)
+    df = t.read()
     assert df.columns == ["id"] and df.count() == 0
 
 

@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
-from schemalab.changes import (
+from schemalab.errors import SchemaChangeError
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.schema.apply import new_table_schema
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -29,11 +32,9 @@ from schemalab.changes import (
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
-    new_table_schema,
 )
-from schemalab.errors import SchemaChangeError
-from schemalab.manager import SchemaManager
-from schemalab.types import DataType, parse_type
+from schemalab.types.model import DataType
+from schemalab.types.parse import parse_type
 
 TABLE = "db.t"
 

@@ -34,11 +34,19 @@ from pypaimon.schema.schema_change import SchemaChange as PyChange
 from pyspark.errors import PySparkException
 
 import schemalab as sl
-from schemalab.bucket import bucket_of
-from schemalab.changes import AddColumn, ColumnSpec, DropColumn, RenameColumn, UpdateColumnType
 from schemalab.errors import SchemaLabError
-from schemalab.table import Table, open_table
-from schemalab.types import parse_type, to_arrow, type_to_json
+from schemalab.open import open_table
+from schemalab.paimon.bucket import bucket_of
+from schemalab.schema.changes import (
+    AddColumn,
+    ColumnSpec,
+    DropColumn,
+    RenameColumn,
+    UpdateColumnType,
+)
+from schemalab.table import Table
+from schemalab.types.arrow import to_arrow
+from schemalab.types.parse import parse_type, type_to_json
 
 UTC = dt.UTC
 Rows = list[tuple[Any, ...]]

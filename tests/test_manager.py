@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from schemalab.changes import AddColumn, ColumnSpec, RenameColumn, new_table_schema
 from schemalab.errors import CorruptFileError, SchemaLabError
-from schemalab.manager import SchemaManager
-from schemalab.types import parse_type
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.schema.apply import new_table_schema
+from schemalab.schema.changes import AddColumn, ColumnSpec, RenameColumn
+from schemalab.types.parse import parse_type
 
 
 def make_table(path: Path) -> SchemaManager:

@@ -15,10 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemalab.binaryrow import EMPTY_ROW, encode_row
 from schemalab.errors import CorruptFileError, UnsupportedVersionError
-from schemalab.manager import SchemaManager
-from schemalab.manifest import (
+from schemalab.paimon.binaryrow import EMPTY_ROW, encode_row
+from schemalab.paimon.manifest import (
     MANIFEST_LIST_PREFIX,
     MANIFEST_PREFIX,
     DataFileMeta,
@@ -37,7 +36,13 @@ from schemalab.manifest import (
     write_manifest,
     write_manifest_list,
 )
-from schemalab.types import BIGINT, INT, STRING, DataType
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.types.model import (
+    BIGINT,
+    INT,
+    STRING,
+    DataType,
+)
 
 EVENTS = ("wh", "demo.db", "events")
 
@@ -376,11 +381,3 @@ fastavro.writer(_SAMPLE_BUF, manifest_entry_schema(),
                       "_LEVEL": 0, "_EXTRA_FILES": []}}] * 2,
                 codec="zstandard")
 _SAMPLE_MANIFEST = _SAMPLE_BUF.getvalue()
-
-
-def test_docstring_examples() -> None:
-    import doctest
-
-    import schemalab.manifest
-
-    assert doctest.testmod(schemalab.manifest).failed == 0

@@ -38,7 +38,7 @@ from reliability_support import (
 )
 
 import schemalab as sl
-from schemalab.changes import (
+from schemalab.schema.changes import (
     AddColumn,
     DropColumn,
     Move,
@@ -47,7 +47,7 @@ from schemalab.changes import (
     UpdateColumnPosition,
     UpdateColumnType,
 )
-from schemalab.types import parse_type
+from schemalab.types.parse import parse_type
 
 EXAMPLES = int(os.environ.get("SCHEMALAB_MODEL_EXAMPLES", "200"))
 BATCH = max(1, int(os.environ.get("SCHEMALAB_MODEL_BATCH", "4")))

@@ -31,16 +31,12 @@ from test_interop_pypaimon import (
 )
 
 import schemalab as sl
-from schemalab.binaryrow import decode_row
-from schemalab.bucket import bucket_of
 from schemalab.errors import SchemaLabError
-from schemalab.primary_key import (
-    KEY_FIELD_ID_START,
-    SEQUENCE_NUMBER_ID,
-    VALUE_KIND_ID,
-)
-from schemalab.table import open_table
-from schemalab.types import parse_type
+from schemalab.open import open_table
+from schemalab.paimon.binaryrow import decode_row
+from schemalab.paimon.bucket import bucket_of
+from schemalab.paimon.primary_key import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
+from schemalab.types.parse import parse_type
 
 # --------------------------------------------------------------------------------------------
 # 1. Key rules (no Spark)
@@ -294,9 +290,10 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
         spark: Any, tmp_path: Path) -> None:
     """Two writers number their rows from the same snapshot: the second to commit would share
     sequence numbers with the first, so it is refused (and nothing of it is visible)."""
-    from schemalab import commit as commits
-    from schemalab import primary_key, write
+    from schemalab.engine import pk_write as primary_key
+    from schemalab.engine import write
     from schemalab.errors import CommitConflictError
+    from schemalab.paimon import commit as commits
 
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql("CREATE TABLE r (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "
@@ -315,8 +312,8 @@ def test_a_write_that_lost_the_sequence_race_is_numbered_again_and_committed(
         spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """INSERT and DELETE that lose the race to their bucket are written again, numbered from
     the new latest snapshot, as an append commit retries; the first attempt leaves no file."""
-    from schemalab import commit as commits
-    from schemalab.orphans import find_orphans
+    from schemalab.paimon import commit as commits
+    from schemalab.paimon.orphans import find_orphans
 
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql("CREATE TABLE r (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "

@@ -33,7 +33,9 @@ from pypaimon.schema.data_types import DataField as PyDataField
 from pypaimon.schema.data_types import DataType as PyDataType
 from pypaimon.schema.data_types import DataTypeParser, PyarrowFieldParser
 
-from schemalab.changes import (
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.schema.apply import new_table_schema
+from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,
     DropColumn,
@@ -47,11 +49,10 @@ from schemalab.changes import (
     UpdateColumnPosition,
     UpdateColumnType,
     UpdateComment,
-    new_table_schema,
 )
-from schemalab.manager import SchemaManager
-from schemalab.schema import TableSchema
-from schemalab.types import DataType, parse_type, type_to_json
+from schemalab.schema.table_schema import TableSchema
+from schemalab.types.model import DataType
+from schemalab.types.parse import parse_type, type_to_json
 
 DB = "db"
 TABLE = "t"
@@ -472,7 +473,7 @@ def test_ids_follow_columns_through_drops_renames_and_swaps(tmp_path: Path) -> N
 
 
 def _paths(schema: TableSchema) -> list[tuple[str, Any]]:
-    from schemalab.types import iter_fields
+    from schemalab.types.visitor import iter_fields
 
     return [(".".join(p), f) for p, f in iter_fields(schema.fields)]
 

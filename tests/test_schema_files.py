@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemalab.errors import CorruptFileError, UnsupportedVersionError
-from schemalab.schema import TableSchema, jackson_pretty, jackson_string
+from schemalab.schema.jackson import jackson_pretty, jackson_string
+from schemalab.schema.table_schema import TableSchema
 
 
 def fixture_schema_files(root: Path) -> list[Path]:

@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 
-from schemalab.binaryrow import EMPTY_ROW, encode_row
-from schemalab.changes import ColumnSpec, new_table_schema
 from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
-from schemalab.manager import SchemaManager
-from schemalab.manifest import (
+from schemalab.paimon.binaryrow import EMPTY_ROW, encode_row
+from schemalab.paimon.manifest import (
     DataFileMeta,
     FileKind,
     FileNamer,
@@ -27,18 +25,20 @@ from schemalab.manifest import (
     write_manifest,
     write_manifest_list,
 )
-from schemalab.schema import TableSchema
-from schemalab.snapshot import (
-    BATCH_COMMIT_IDENTIFIER,
+from schemalab.paimon.scan import (
     ManifestListNode,
     ManifestNode,
-    Snapshot,
-    SnapshotManager,
     live_files,
     manifest_tree,
     replay,
 )
-from schemalab.types import DECIMAL, INT, STRING, arrow_schema
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from schemalab.schema.apply import new_table_schema
+from schemalab.schema.changes import ColumnSpec
+from schemalab.schema.table_schema import TableSchema
+from schemalab.types.arrow import arrow_schema
+from schemalab.types.model import DECIMAL, INT, STRING
 
 TABLES = {("wh", "demo", "events"): [1, 2], ("wh", "demo", "users"): [1, 2, 3],
           ("wh5", "s", "full"): [1], ("wh6", "n", "t"): [1]}
@@ -441,11 +441,3 @@ def test_pypaimon_reads_a_table_written_by_schemalab(tmp_path: Path, flavor: str
     # Without stats the new file cannot be pruned; time travel still sees snapshot 1.
     assert _pypaimon_rows(warehouse, predicate=lambda pb: pb.greater_than("id", 20))[1] == 1
     assert [r["id"] for r in _pypaimon_rows(warehouse, snapshot_id=1)[0]] == [1, 2, 3]
-
-
-def test_docstring_examples() -> None:
-    import doctest
-
-    import schemalab.snapshot
-
-    assert doctest.testmod(schemalab.snapshot).failed == 0

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemalab.errors import UnknownTypeError
-from schemalab.types import (
+from schemalab.types.arrow import from_arrow, to_arrow
+from schemalab.types.model import (
     MAX_LENGTH,
     ArrayType,
     AtomicType,
@@ -17,14 +18,9 @@ from schemalab.types import (
     MultisetType,
     RowType,
     TypeRoot,
-    from_arrow,
-    from_spark,
-    parse_type,
-    to_arrow,
-    to_spark,
-    type_from_json,
-    type_to_json,
 )
+from schemalab.types.parse import parse_type, type_from_json, type_to_json
+from schemalab.types.spark import from_spark, to_spark
 
 EVERY_ATOMIC = [
     "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(10, 2)",
@@ -211,7 +207,7 @@ def test_arrow_mapping_round_trip(t: DataType) -> None:
 
 
 def test_spark_field_ids_on_nested_rows() -> None:
-    from schemalab.types import spark_schema
+    from schemalab.types.spark import spark_schema
 
     fields = (DataField(0, "id", parse_type("INT")),
               DataField(1, "addr", RowType((DataField(2, "city", parse_type("STRING")),))))

@@ -12,7 +12,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from schemalab.history import FieldEvent, FieldLineage, SchemaDiff, SnapshotNode, TableHistory
+from schemalab.history.model import TableHistory
+from schemalab.history.snapshots import SnapshotNode
+from schemalab.history.versions import FieldEvent, FieldLineage, SchemaDiff
 
 EVENT_COLORS = {
     "added": "#2da44e", "renamed": "#0969da", "retyped": "#bf8700",

@@ -23,7 +23,7 @@ from schemalab.widgets.figures import (
     snapshot_tree_figure,
 )
 
-from schemalab.history import TableHistory
+from schemalab.history.model import TableHistory
 
 PREVIEW_ROWS = 20
 
@@ -182,10 +182,10 @@ class AlterStepper(W.VBox):
     exactly as it was before the last step (from a copy taken before the step ran)."""
 
     def __init__(self, warehouse: Any, statements: str | Sequence[str]) -> None:
-        from schemalab import ddl
+        from schemalab import sql
 
         self.warehouse = warehouse
-        self.statements = (ddl.split_statements(statements) if isinstance(statements, str)
+        self.statements = (sql.split_statements(statements) if isinstance(statements, str)
                            else [s for s in statements if s.strip()])
         self._checkpoints = tempfile.mkdtemp(prefix="schemalab-stepper-")
         self._save(0)
@@ -272,16 +272,16 @@ class AlterStepper(W.VBox):
     # ---- what is shown -----------------------------------------------------------------------
 
     def _table_of(self, text: str) -> str | None:
-        from schemalab import ddl
+        from schemalab import sql
 
         try:
-            stmt = ddl.parse_statement(text)
+            stmt = sql.parse_statement(text)
         except Exception:
             return None
         name = getattr(stmt, "name", None)
-        if isinstance(stmt, ddl.RenameTable):
+        if isinstance(stmt, sql.RenameTable):
             name = stmt.new_name
-        if name is None and isinstance(stmt, ddl.Query) and stmt.tables:
+        if name is None and isinstance(stmt, sql.Query) and stmt.tables:
             name = stmt.tables[0]
         return None if name is None else name.qualified()
 

@@ -47,7 +47,7 @@ def __getattr__(name: str) -> Any:
 
         return Table
     if name == "open_table":
-        from schemalab.table import open_table
+        from schemalab.open import open_table
 
         return open_table
     raise AttributeError(f"module 'schemalab' has no attribute {name!r}")

@@ -101,7 +101,7 @@ def _sql(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     import json
 
-    from schemalab.table import open_table
+    from schemalab.open import open_table
 
     history = open_table(args.table_path).history()
     if args.json:
@@ -115,7 +115,7 @@ def _clean_orphans(args: argparse.Namespace) -> int:
     import os
 
     from schemalab.errors import TableNotFoundError
-    from schemalab.orphans import DEFAULT_OLDER_THAN_SECONDS, clean_orphans
+    from schemalab.paimon.orphans import DEFAULT_OLDER_THAN_SECONDS, clean_orphans
 
     path = os.path.abspath(args.table_path)
     if not os.path.isdir(os.path.join(path, "schema")):

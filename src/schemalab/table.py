@@ -12,25 +12,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import TYPE_CHECKING, Any, Literal
 
-from schemalab import fileio, paths
-from schemalab.casts import cast_mode
-from schemalab.changes import SchemaChange
+from schemalab import fileio
+from schemalab.engine import store
+from schemalab.engine.plan import DataFile, ReadPlan, plan_read
+from schemalab.engine.read import execute
 from schemalab.errors import SchemaLabError, TableNotFoundError
-from schemalab.manager import SchemaManager
-from schemalab.manifest import FileKind, ManifestEntry
-from schemalab.read import DataFile, ReadPlan, execute, plan_read
-from schemalab.schema import TableSchema
-from schemalab.snapshot import Snapshot, SnapshotManager, live_files
+from schemalab.explain.key import explain_key
+from schemalab.explain.read import ReadExplanation, explain
+from schemalab.history.model import TableHistory
+from schemalab.history.paimon import paimon_history
+from schemalab.paimon import paths
+from schemalab.paimon.manifest import FileKind, ManifestEntry
+from schemalab.paimon.scan import live_files
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.schema.changes import SchemaChange
+from schemalab.schema.table_schema import TableSchema
+from schemalab.spark import local_spark
+from schemalab.types.casts import cast_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-    from schemalab.explain import ReadExplanation
-    from schemalab.history import TableHistory
-    from schemalab.iceberg import IcebergTable
     from schemalab.warehouse import Warehouse
 
 SchemaChoice = Literal["snapshot", "current"] | int | None
@@ -57,8 +64,6 @@ class Table:
         if self.warehouse is not None:
             return self.warehouse.spark
         if self._spark is None:
-            from schemalab.spark import local_spark
-
             self._spark = local_spark()
         return self._spark
 
@@ -111,14 +116,10 @@ class Table:
                by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
         """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
         Values are cast to the current schema. Returns the new snapshot (None if no rows)."""
-        from schemalab import store
-
         return store.insert(self, data, columns=columns, by_position=by_position,
                             overwrite=overwrite)
 
     def delete_where(self, where: str | None) -> Snapshot | None:
-        from schemalab import store
-
         return store.delete_where(self, where)
 
     # ---- reads --------------------------------------------------------------------------------
@@ -177,14 +178,16 @@ class Table:
         except ValueError as e:
             raise SchemaLabError(f"Table {self.name}: {e}", table=self.name,
                                  rule="cast-mode") from None
-        return plan_read(self.name, target, self.data_files(snap), self.schema_at, mode,
-                         snapshot_id=None if snap is None else snap.id)
+        merge = None
+        if target.primary_keys:
+            merge = target.effective_options().get("merge-engine", "deduplicate")
+        return plan_read(self.name, target, self.data_files(snap),
+                         lambda f: self.schema_at(f.schema_id), mode,
+                         snapshot_id=None if snap is None else snap.id, merge_engine=merge)
 
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
         (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
-        from schemalab.paimon_history import paimon_history
-
         return paimon_history(self)
 
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
@@ -192,16 +195,10 @@ class Table:
         """For each group of files, how each output column of the read is produced, and why
         a value is NULL or cast. For a primary-key table, ``key`` (``{"id": 1}`` or the key's
         values in primary-key order) adds every version of that key and which one won."""
-        import dataclasses
-
-        from schemalab.explain import explain
-
         plan = self.read_plan(snapshot_id, schema)
         out = explain(plan, self.history())
         if key is None:
             return out
-        from schemalab.primary_key import explain_key
-
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
@@ -217,21 +214,3 @@ def _name_from_path(path: str) -> str:
     table = os.path.basename(path)
     db = os.path.basename(os.path.dirname(path))
     return f"{db[:-3]}.{table}" if db.endswith(".db") else table
-
-
-def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None
-               ) -> Table | IcebergTable:
-    """Open a table written by anyone, detecting the format from the layout: a Paimon table
-    (schemalab, Java Paimon, pypaimon: a ``schema/`` directory) or an Iceberg table (a
-    ``metadata/`` directory with ``*.metadata.json``, or such a file)."""
-    from schemalab.iceberg import IcebergTable, is_iceberg_table
-
-    p = os.path.abspath(os.fspath(path))
-    if os.path.isdir(os.path.join(p, "schema")):
-        return Table(p, spark=spark)
-    if is_iceberg_table(p) or (os.path.isfile(p) and p.endswith((".json", ".json.gz"))):
-        # a metadata JSON file named any way (Iceberg's own test fixtures are *.json)
-        return IcebergTable(p, spark=spark)
-    raise TableNotFoundError(
-        f"{p} is not a table: no Paimon schema/ directory and no Iceberg metadata/ directory "
-        "with *.metadata.json inside", rule="table-must-exist")

@@ -17,10 +17,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from schemalab import ddl, paths
-from schemalab.changes import ColumnSpec, new_table_schema
 from schemalab.errors import SqlError, TableExistsError, TableNotFoundError
-from schemalab.manager import SchemaManager
+from schemalab.paimon import paths
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.schema.apply import new_table_schema
+from schemalab.schema.changes import ColumnSpec
+from schemalab.sql import (
+    AlterTable,
+    CreateTable,
+    DeleteFrom,
+    DescribeTable,
+    DropTable,
+    Insert,
+    Query,
+    RenameTable,
+    ShowTables,
+    Statement,
+    TableName,
+    parse_statement,
+    parse_statements,
+    rewrite_tables,
+)
 from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,11 +87,11 @@ class Warehouse:
 
     # ---- catalog ---------------------------------------------------------------------------
 
-    def resolve(self, name: str | ddl.TableName) -> tuple[str, str]:
+    def resolve(self, name: str | TableName) -> tuple[str, str]:
         """``(database, table)`` for ``"t"``, ``"db.t"`` or a parsed name; unqualified names
-        live in database ``default``. Use a :class:`ddl.TableName` (or backticks in SQL) for
+        live in database ``default``. Use a :class:`TableName` (or backticks in SQL) for
         names that contain dots."""
-        if isinstance(name, ddl.TableName):
+        if isinstance(name, TableName):
             db, table = name.database or paths.DEFAULT_DATABASE, name.table
         elif "." in name:
             db, table = name.split(".", 1)
@@ -84,11 +101,11 @@ class Warehouse:
         paths.check_name(table, "table")
         return db, table
 
-    def table_path(self, name: str | ddl.TableName) -> str:
+    def table_path(self, name: str | TableName) -> str:
         db, table = self.resolve(name)
         return paths.table_dir(self.path, db, table)
 
-    def table(self, name: str | ddl.TableName) -> Table:
+    def table(self, name: str | TableName) -> Table:
         db, table = self.resolve(name)
         path = paths.table_dir(self.path, db, table)
         if not os.path.isdir(os.path.join(path, "schema")) or not SchemaManager(path).list_ids():
@@ -96,7 +113,7 @@ class Warehouse:
                                      table=f"{db}.{table}", rule="table-must-exist")
         return Table(path, f"{db}.{table}", warehouse=self)
 
-    def has_table(self, name: str | ddl.TableName) -> bool:
+    def has_table(self, name: str | TableName) -> bool:
         try:
             self.table(name)
             return True
@@ -119,7 +136,7 @@ class Warehouse:
                     out.append(f"{db}.{t}")
         return out
 
-    def create_table(self, name: str | ddl.TableName, columns: Sequence[ColumnSpec], *,
+    def create_table(self, name: str | TableName, columns: Sequence[ColumnSpec], *,
                      partition_keys: Sequence[str] = (), primary_keys: Sequence[str] = (),
                      options: dict[str, str] | None = None, comment: str | None = None,
                      if_not_exists: bool = False) -> Table:
@@ -135,13 +152,13 @@ class Warehouse:
                                   primary_keys=primary_keys, options=options, comment=comment,
                                   table=qualified)
         if schema.primary_keys:
-            from schemalab.primary_key import trimmed_primary_keys
+            from schemalab.paimon.primary_key import trimmed_primary_keys
 
             trimmed_primary_keys(schema, qualified)  # Paimon refuses such a table at CREATE
         SchemaManager(path, qualified).create(schema)
         return Table(path, qualified, warehouse=self)
 
-    def drop_table(self, name: str | ddl.TableName, *, if_exists: bool = False) -> bool:
+    def drop_table(self, name: str | TableName, *, if_exists: bool = False) -> bool:
         db, table = self.resolve(name)
         if not self.has_table(name):
             if if_exists:
@@ -155,7 +172,7 @@ class Warehouse:
         shutil.rmtree(trash, ignore_errors=True)
         return True
 
-    def rename_table(self, name: str | ddl.TableName, new_name: str | ddl.TableName) -> Table:
+    def rename_table(self, name: str | TableName, new_name: str | TableName) -> Table:
         src = self.table(name)
         db, table = self.resolve(new_name)
         if self.has_table(new_name):
@@ -182,11 +199,11 @@ class Warehouse:
         return None
 
     def execute_sql(self, text: str) -> list[StatementResult]:
-        statements = ddl.parse_statements(text)
+        statements = parse_statements(text)
         return [self.execute(s) for s in statements]
 
-    def execute(self, stmt: ddl.Statement) -> StatementResult:
-        if isinstance(stmt, ddl.CreateTable):
+    def execute(self, stmt: Statement) -> StatementResult:
+        if isinstance(stmt, CreateTable):
             existed = self.has_table(stmt.name)
             t = self.create_table(stmt.name, stmt.columns, partition_keys=stmt.partition_keys,
                                   primary_keys=stmt.primary_keys, options=dict(stmt.options),
@@ -194,21 +211,21 @@ class Warehouse:
             msg = (f"Table {t.name} already exists." if existed
                    else f"Created {t.name} (schema 0).")
             return StatementResult(stmt.text, msg)
-        if isinstance(stmt, ddl.AlterTable):
+        if isinstance(stmt, AlterTable):
             t = self.table(stmt.name)
             new = t.alter(*stmt.changes)
             return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
-        if isinstance(stmt, ddl.RenameTable):
+        if isinstance(stmt, RenameTable):
             t = self.rename_table(stmt.name, stmt.new_name)
             return StatementResult(stmt.text, f"Renamed to {t.name}.")
-        if isinstance(stmt, ddl.DropTable):
+        if isinstance(stmt, DropTable):
             dropped = self.drop_table(stmt.name, if_exists=stmt.if_exists)
             return StatementResult(stmt.text, "Dropped." if dropped else "No such table.")
-        if isinstance(stmt, ddl.ShowTables):
+        if isinstance(stmt, ShowTables):
             rows = [tuple(n.split(".", 1)) for n in self.list_tables(stmt.database)]
             return StatementResult(stmt.text, columns=["namespace", "tableName"], rows=rows,
                                    row_schema="namespace STRING, tableName STRING")
-        if isinstance(stmt, ddl.DescribeTable):
+        if isinstance(stmt, DescribeTable):
             t = self.table(stmt.name)
             described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
                                                 for f in t.schema.fields]
@@ -216,7 +233,7 @@ class Warehouse:
                 stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
                 rows=described,
                 row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
-        if isinstance(stmt, ddl.Insert):
+        if isinstance(stmt, Insert):
             t = self.table(stmt.name)
             df = self.run_query(stmt.query, self._query_tables(stmt.query))
             snap = t.insert(df, columns=stmt.columns, by_position=True,
@@ -224,10 +241,10 @@ class Warehouse:
             n = 0 if snap is None else snap.delta_record_count
             where = "" if snap is None else f" as snapshot {snap.id}"
             return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
-        if isinstance(stmt, ddl.DeleteFrom):
+        if isinstance(stmt, DeleteFrom):
             t = self.table(stmt.name)
             if stmt.where is not None and t.schema.primary_keys:
-                from schemalab import store
+                from schemalab.engine import store
 
                 # through run_query, so the condition's subqueries see our tables too
                 query = f"SELECT * FROM {stmt.name.sql()} WHERE {stmt.where}"
@@ -237,18 +254,18 @@ class Warehouse:
                 snap = t.delete_where(stmt.where)
             return StatementResult(stmt.text, f"Deleted from {t.name}"
                                    + ("" if snap is None else f" as snapshot {snap.id}") + ".")
-        if isinstance(stmt, ddl.Query):
+        if isinstance(stmt, Query):
             df = self.run_query(stmt.sql, stmt.tables)
             return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
         raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
 
-    def _query_tables(self, sql: str) -> tuple[ddl.TableName, ...]:
-        parsed = ddl.parse_statement(sql)
-        return parsed.tables if isinstance(parsed, ddl.Query) else ()
+    def _query_tables(self, sql: str) -> tuple[TableName, ...]:
+        parsed = parse_statement(sql)
+        return parsed.tables if isinstance(parsed, Query) else ()
 
-    def run_query(self, sql: str, tables: Sequence[ddl.TableName]) -> DataFrame:
+    def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
-        mapping: dict[ddl.TableName, str] = {}
+        mapping: dict[TableName, str] = {}
         for name in tables:
             db, table = self.resolve(name)
             if not self.has_table(name):
@@ -256,7 +273,7 @@ class Warehouse:
             view = _view_name(db, table)
             self.table(name).read().createOrReplaceTempView(view)
             mapping[name] = view
-        return self.spark.sql(ddl.rewrite_tables(sql, mapping) if mapping else sql)
+        return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
 
 
 def _view_name(db: str, table: str) -> str:

@@ -297,7 +297,7 @@ def _expect(position: int, n: int, *, statement: str | None = None, schema: int 
 def test_tour_stepper_in_jupyterlab(lab: Lab) -> None:
     from playwright.sync_api import sync_playwright
 
-    from schemalab import ddl
+    from schemalab import sql
 
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"no chromium at {CHROMIUM}: run `make test-browser` (installs it)")
@@ -305,7 +305,7 @@ def test_tour_stepper_in_jupyterlab(lab: Lab) -> None:
     for old in SHOTS.glob("*.png"):
         old.unlink()
     # what the stepper runs and shows, split as the stepper splits it
-    statements = [s.strip() for s in ddl.split_statements(
+    statements = [s.strip() for s in sql.split_statements(
         (REPO / "data" / "scenarios" / "flip226.sql").read_text())]
     n = len(statements)
     assert n == 6 and statements[0].endswith("CREATE TABLE T (a STRING, b STRING, c STRING)")

@@ -1,0 +1,189 @@
+"""Evolution of a column read in its file's type into the type read, as Spark column
+expressions: nested ROW fields by id (added → NULL or their default, dropped → gone,
+renamed → by id), atomic values cast under the table's cast mode, and constants.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from schemalab.engine.plan import Constant
+from schemalab.engine.spark_reader import spark_reader_widens, spark_sig
+from schemalab.types.casts import CastMode, cast_kind
+from schemalab.types.model import (
+    TIMESTAMP_ROOTS,
+    ArrayType,
+    AtomicType,
+    DataField,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+    TypeRoot,
+)
+from schemalab.types.spark import to_spark
+from schemalab.types.visitor import PartnerVisitor, id_signature, visit_with_partner
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column
+
+#: turns a column (and the innermost named field it belongs to) into the target's values;
+#: None where the column already is the target
+Evolution = Callable[["Column", DataField], "Column"] | None
+
+
+def evolve(col: Column, source: DataType, target: DataType, mode: CastMode, table: str,
+           field: DataField, defaults: Mapping[int, Constant] | None = None) -> Column:
+    """``col``, read in the file's type ``source``, as values of ``target``."""
+    fn = visit_with_partner(target, source, _Evolve(mode, table, dict(defaults or {})))
+    return col if fn is None else fn(col, field)
+
+
+class _Evolve(PartnerVisitor[Evolution]):
+    def __init__(self, mode: CastMode, table: str, defaults: dict[int, Constant]) -> None:
+        self.mode = mode
+        self.table = table
+        self.defaults = defaults
+
+    def atomic(self, t: AtomicType, partner: DataType | None) -> Evolution:
+        if partner is None or spark_sig(partner) == spark_sig(t):
+            return None
+        source = partner
+
+        def cast(c: Column, f: DataField) -> Column:
+            return cast_column(c, source, t, self.mode, self.table, f)
+
+        return cast
+
+    def row(self, t: RowType, partner: RowType | None,
+            fields: list[tuple[DataField, DataField | None, Evolution]]) -> Evolution:
+        if partner is None:
+            return None
+        if spark_sig(partner) == spark_sig(t) and id_signature(partner) == id_signature(t):
+            return None
+
+        def rebuild(c: Column, _: DataField) -> Column:
+            from pyspark.sql import functions as F
+
+            parts = []
+            for f, pf, fn in fields:
+                if pf is None:
+                    const = self.defaults.get(f.id)
+                    value = (literal(const.value, f.type) if const is not None
+                             else F.lit(None).cast(to_spark(f.type)))
+                else:
+                    inner = c.getField(pf.name)
+                    value = inner if fn is None else fn(inner, f)
+                parts.append(value.alias(f.name))
+            return F.when(c.isNull(), F.lit(None).cast(to_spark(t))).otherwise(F.struct(*parts))
+
+        return rebuild
+
+    def array(self, t: ArrayType | MultisetType, partner: ArrayType | MultisetType | None,
+              element: Evolution) -> Evolution:
+        if element is None:
+            return None
+        fn = element
+
+        def each(c: Column, f: DataField) -> Column:
+            from pyspark.sql import functions as F
+
+            if isinstance(t, MultisetType):  # held by Spark as MAP<element, count>
+                return F.transform_keys(c, lambda k, v: fn(k, f))
+            return F.transform(c, lambda x: fn(x, f))
+
+        return each
+
+    def map(self, t: MapType, partner: MapType | None, key: Evolution,
+            value: Evolution) -> Evolution:
+        if key is None and value is None:
+            return None
+        key_fn, value_fn = key, value
+
+        def each(c: Column, f: DataField) -> Column:
+            from pyspark.sql import functions as F
+
+            m = c
+            if key_fn is not None:
+                m = F.transform_keys(m, lambda k, v: key_fn(k, f))
+            if value_fn is not None:
+                m = F.transform_values(m, lambda k, v: value_fn(v, f))
+            return m
+
+        return each
+
+
+def cast_column(col: Column, source: DataType, target: DataType, mode: CastMode, table: str,
+                field: DataField) -> Column:
+    """One atomic value of type ``source`` as ``target``, under the table's cast mode."""
+    from pyspark.sql import functions as F
+
+    spark_type = to_spark(target)
+    kind = cast_kind(source, target)
+    paimon = _paimon_conversion(col, source, target)
+    if paimon is not None:
+        return paimon
+    if kind in ("identity", "implicit") or spark_reader_widens(source, target):
+        return col.cast(spark_type)
+    if mode is CastMode.EXPLICIT_NULL or kind is None:
+        return col.try_cast(spark_type)
+    converted = col.try_cast(spark_type)
+    message = F.concat(
+        F.lit(f"Table {table}, column `{field.name}` (field {field.id}): value '"),
+        col.cast("string"),
+        F.lit(f"' cannot be cast from {source.sql()} to {target.sql()}. The table's "
+              "cast.mode is 'explicit', which fails the read on such a value; set "
+              "'cast.mode' = 'explicit-null' to read it as NULL."))
+    return F.when(col.isNotNull() & converted.isNull(),
+                  F.raise_error(message).cast(spark_type)).otherwise(converted)
+
+
+def _paimon_conversion(col: Column, source: DataType, target: DataType) -> Column | None:
+    """Casts whose Paimon result differs from Spark's ``cast``, done Paimon's way (as
+    Java Paimon reads them), or None where Spark's cast already agrees.
+
+    - TIMESTAMP(p) → CHAR/VARCHAR/STRING: every one of the p fraction digits, zeros too
+      (TimestampToStringCastRule); Spark's cast drops a zero fraction.
+    - TIMESTAMP(p) → INT/BIGINT: epoch seconds, the milliseconds divided by 1000 toward zero
+      (TimestampToNumericPrimitiveCastRule); Spark refuses the cast. The session time zone
+      (UTC in ``local_spark``) stands for Java's default zone."""
+    from pyspark.sql import functions as F
+
+    if not (isinstance(source, AtomicType) and isinstance(target, AtomicType)
+            and source.root in TIMESTAMP_ROOTS):
+        return None
+    if target.root in (TypeRoot.CHAR, TypeRoot.VARCHAR):
+        p = source.precision if source.precision is not None else 6
+        pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * min(p, 9) if p else "")
+        return F.date_format(col, pattern)
+    if target.root in (TypeRoot.BIGINT, TypeRoot.INTEGER):
+        millis = F.floor(F.unix_micros(col.cast("timestamp")) / 1000)
+        seconds = F.when(millis >= 0, F.floor(millis / 1000)).otherwise(F.ceil(millis / 1000))
+        if target.root is TypeRoot.BIGINT:
+            return seconds.cast("bigint")
+        # Java's (int) narrowing keeps the low 32 bits
+        return (F.pmod(seconds + 2**31, F.lit(2**32)) - 2**31).cast("int")
+    return None
+
+
+def literal(value: object, t: DataType) -> Column:
+    """A constant column of type ``t`` holding ``value`` (a Python value of the type)."""
+    from pyspark.sql import functions as F
+
+    spark_type = to_spark(t)
+    if value is None:
+        return F.lit(None).cast(spark_type)
+    if isinstance(value, dt.datetime):
+        # Spark would read a naive datetime literal in the session zone: pass the UTC wall
+        # time as text instead.
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return F.lit(value.isoformat()).cast(spark_type)
+    if isinstance(value, Decimal):
+        return F.lit(str(value)).cast(spark_type)
+    if isinstance(value, dict | list | tuple):
+        raise ValueError(f"nested constants are not supported: {value!r}")
+    return F.lit(value).cast(spark_type)

@@ -1,0 +1,210 @@
+"""Writing primary-key tables (as pypaimon's ``KeyValueDataWriter``): rows of one commit are
+folded per key (the last one given wins), numbered per (partition, bucket) from one above the
+highest sequence number already live there (an empty bucket starts at 0), sorted by key and
+written at level 0, one file per bucket. ``_MIN_KEY``/``_MAX_KEY`` are the file's first and
+last key, ``_KEY_STATS`` the stats of the key columns, ``_DELETE_ROW_COUNT`` its retract rows.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from schemalab.engine import write
+from schemalab.engine.scan import quote
+from schemalab.errors import CommitConflictError
+from schemalab.paimon import binaryrow
+from schemalab.paimon import commit as commits
+from schemalab.paimon.manifest import ManifestEntry, SimpleStats
+from schemalab.paimon.primary_key import (
+    DELETE,
+    INSERT,
+    KEY_FIELD_ID_START,
+    KEY_PREFIX,
+    RETRACT,
+    SEQUENCE_NUMBER,
+    SEQUENCE_NUMBER_ID,
+    VALUE_KIND,
+    VALUE_KIND_ID,
+    check_writable,
+)
+from schemalab.paimon.snapshot import Snapshot
+from schemalab.schema.table_schema import TableSchema
+from schemalab.types.spark import FIELD_ID_KEY, to_spark
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+    from schemalab.table import Table
+
+
+#: internal column names of a primary-key write
+_ORD = "__sl_ord"
+
+_RANK = "__sl_rank"
+
+_POS = "__sl_pos"
+
+_BASE = "__sl_base"
+
+
+def write_entries(table: Table, df: DataFrame, schema: TableSchema, *,
+                  kind: int = INSERT) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
+    """Write ``df`` (rows in ``schema``, as ``write.to_frame`` gives them) as key-value files
+    with row kind ``kind``; return the files and their ADD entries (not yet committed)."""
+    from pyspark.sql import functions as F
+
+    from schemalab.engine.store import bucket_udf
+    from schemalab.paimon.bucket import bucket_keys
+
+    trimmed = check_writable(schema, table.name)
+    n = int(schema.effective_options()["bucket"])
+    keys = bucket_keys(schema.effective_options(), schema.primary_keys, schema.partition_keys)
+    bucket_col = write.BUCKET_COLUMN
+    out = df.withColumn(_ORD, F.monotonically_increasing_id()) \
+        .withColumn(bucket_col, bucket_udf(schema, keys, n))
+    out = _fold(out, [quote(k) for k in schema.primary_keys])
+    out = _number(table, out, schema, bucket_col)
+    fields = {f.name: f for f in schema.fields}
+    key_cols = [F.col(quote(k)).alias(
+        KEY_PREFIX + k, metadata={FIELD_ID_KEY: KEY_FIELD_ID_START + fields[k].id})
+        for k in trimmed]
+    system = [F.col(_POS).cast("bigint").alias(SEQUENCE_NUMBER,
+                                               metadata={FIELD_ID_KEY: SEQUENCE_NUMBER_ID}),
+              F.lit(kind).cast("tinyint").alias(VALUE_KIND, metadata={FIELD_ID_KEY: VALUE_KIND_ID})]
+    values = [F.col(quote(f.name)) for f in schema.fields]
+    kv = out.select(*key_cols, *system, *values, F.col(bucket_col))
+    files = write.write_files(table.spark, kv, table.path, schema, table=table.name,
+                              bucket_column=F.col(bucket_col),
+                              sort_by=[quote(KEY_PREFIX + k) for k in trimmed])
+    entries = [_entry(f, schema, trimmed) for f in files]
+    return files, entries
+
+
+def _fold(df: DataFrame, pk: list[str]) -> DataFrame:
+    """One row per key: the last one given (a commit's rows are numbered in input order)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    # _ORD is unique, so the maximum is one row (an unordered window: see merge_read)
+    last = Window.partitionBy(*[F.col(k) for k in pk])
+    return df.withColumn(_RANK, F.max(_ORD).over(last)).where(F.col(_ORD) == F.col(_RANK)) \
+        .drop(_RANK)
+
+
+def _number(table: Table, df: DataFrame, schema: TableSchema, bucket_col: str) -> DataFrame:
+    """Column ``_POS``: each row's sequence number, counting on per (partition, bucket) from
+    one above the highest sequence number live there (as pypaimon's ``max_seq_number``)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+
+    parts = [quote(k) for k in schema.partition_keys]
+    pos = Window.partitionBy(*[F.col(p) for p in parts], F.col(bucket_col)) \
+        .orderBy(F.col(_ORD))
+    df = df.withColumn(_POS, F.row_number().over(pos))
+    base = max_sequence_numbers(table, schema)
+    if not base:
+        return df.withColumn(_POS, F.col(_POS) - 1)
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    base_schema = st.StructType(
+        [st.StructField(f"__sl_bp{i}", to_spark(t), True) for i, t in enumerate(part_types)]
+        + [st.StructField("__sl_bb", st.IntegerType(), False),
+           st.StructField(_BASE, st.LongType(), False)])
+    rows = [(*p, b, s) for (p, b), s in sorted(base.items(), key=repr)]
+    bdf = table.spark.createDataFrame(rows, base_schema)
+    conds = [F.col(p) == F.col(f"__sl_bp{i}") for i, p in enumerate(parts)]
+    conds.append(F.col(bucket_col) == F.col("__sl_bb"))
+    joined = df.join(F.broadcast(bdf), on=functools.reduce(operator.and_, conds), how="left")
+    seq = F.coalesce(F.col(_BASE), F.lit(-1)) + F.col(_POS)
+    return joined.withColumn(_POS, seq).drop(_BASE, "__sl_bb",
+                                             *[f"__sl_bp{i}" for i in range(len(parts))])
+
+
+def max_sequence_numbers(table: Table, schema: TableSchema
+                         ) -> dict[tuple[tuple[Any, ...], int], int]:
+    """The highest live sequence number of each (partition values, bucket)."""
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    out: dict[tuple[tuple[Any, ...], int], int] = {}
+    for e in table.live_entries(table.latest_snapshot):
+        values = tuple(e.partition_values(part_types)) if part_types else ()
+        key = (values, e.bucket)
+        out[key] = max(out.get(key, -1), e.file.max_sequence_number)
+    return out
+
+
+def _entry(f: write.WrittenFile, schema: TableSchema, trimmed: list[str]) -> ManifestEntry:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    key_names = [KEY_PREFIX + k for k in trimmed]
+    # ParquetFile, not read_table: read_table would take `dt=...` in the path for a column
+    t = pq.ParquetFile(f.path).read(columns=[*key_names, SEQUENCE_NUMBER, VALUE_KIND])
+    fields = [schema.field(k) for k in trimmed]
+    key_types = [fld.type for fld in fields if fld is not None]
+    first = [write.normalize_stat(t.column(n)[0].as_py(), fld)
+             for n, fld in zip(key_names, fields, strict=True) if fld is not None]
+    last = [write.normalize_stat(t.column(n)[-1].as_py(), fld)
+            for n, fld in zip(key_names, fields, strict=True) if fld is not None]
+    seqs = pc.min_max(t.column(SEQUENCE_NUMBER))
+    retracts = pc.sum(pc.is_in(t.column(VALUE_KIND), value_set=pa.array(RETRACT, pa.int8())))
+    idx = [schema.field_names.index(k) for k in trimmed]
+    key_stats = SimpleStats.of([f.stats[i].min for i in idx], [f.stats[i].max for i in idx],
+                               [f.stats[i].null_count for i in idx], key_types)
+    return commits.data_file_entry(
+        f, schema, min_seq=seqs["min"].as_py(), max_seq=seqs["max"].as_py(),
+        min_key=binaryrow.encode_row(first, key_types),
+        max_key=binaryrow.encode_row(last, key_types), key_stats=key_stats,
+        delete_rows=retracts.as_py() or 0)
+
+
+def sequence_guard(table: Table, entries: Sequence[ManifestEntry],
+                   then: Callable[[Snapshot | None], list[ManifestEntry]] | None = None
+                   ) -> Callable[[Snapshot | None], list[ManifestEntry]]:
+    """A ``replaces`` callback for ``commit.commit`` that refuses the commit when the snapshot
+    it would build on has, in a bucket this commit writes to, a sequence number as high as
+    this commit's: another writer committed there after these files were numbered, and the
+    merge could no longer tell which version of a key is newer. ``then`` (INSERT OVERWRITE's
+    callback) gives the DELETE entries, whose files do not count."""
+    lowest: dict[tuple[bytes, int], int] = {}
+    for e in entries:
+        k = (e.partition, e.bucket)
+        lowest[k] = min(lowest.get(k, e.file.min_sequence_number), e.file.min_sequence_number)
+
+    def replaces(snap: Snapshot | None) -> list[ManifestEntry]:
+        deleted = then(snap) if then is not None else []
+        gone = {(d.partition, d.bucket, d.file.file_name) for d in deleted}
+        for e in table.live_entries(snap):
+            ours = lowest.get((e.partition, e.bucket))
+            if ours is not None and e.file.max_sequence_number >= ours \
+                    and (e.partition, e.bucket, e.file.file_name) not in gone:
+                raise CommitConflictError(
+                    f"Table {table.name}: another commit (snapshot {snap.id if snap else '?'}) "
+                    f"wrote sequence numbers up to {e.file.max_sequence_number} to bucket "
+                    f"{e.bucket} while this write numbered its rows from {ours}, so the "
+                    "merge could not tell which version of a key is newer. Nothing of this "
+                    "commit is visible; run it again.", table=table.name,
+                    rule="primary-key-sequence-conflict")
+        return deleted
+
+    return replaces
+
+
+def delete_where(table: Table, where: str | None, rows: DataFrame | None = None
+                 ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
+    """Delete records (``-D``) for every row of today's merged read that ``where`` (a Spark
+    SQL condition) selects, or for ``rows`` (that read already filtered: ``Warehouse.sql``
+    passes them so the condition may have subqueries); no file when no row matches."""
+    from pyspark.sql import functions as F
+
+    schema = table.schema
+    check_writable(schema, table.name)
+    if rows is None:
+        rows = table.read()
+        if where is not None:
+            rows = rows.where(F.expr(where))
+    df = write.to_frame(table.spark, rows, schema, table.name)
+    return write_entries(table, df, schema, kind=DELETE)
+

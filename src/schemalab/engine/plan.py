@@ -1,0 +1,317 @@
+"""Evolve-on-read planning: how each data file's columns become the schema read, for every
+table format.
+
+Every output field is matched by id to the field of the file's own schema (FLIP-226): an id
+the file lacks reads as a constant (an Iceberg identity-partition value or default) or as
+NULL, a file column whose id is gone is ignored, a renamed column is read under its old
+name, a retyped one is cast under the table's cast mode. A format adapter (Paimon's
+``Table``, Iceberg's ``plan``) says what each file's schema is; the plan, its explanation and
+its execution are the same for both.
+
+Planning groups files by the *projection they need* — which file column and type feeds
+each output field — not by schema id, so a table with 50 schema versions whose files need 3
+distinct projections costs 3 scans. Files that carry Parquet field ids and need no cast
+Spark's Parquet reader cannot do are read together in one scan by field id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from schemalab.engine.footer import parquet_has_field_ids, parquet_schema
+from schemalab.engine.spark_reader import same_or_widens, spark_reader_widens, spark_sig
+from schemalab.schema import TableSchema
+from schemalab.types.casts import CastMode, cast_kind
+from schemalab.types.model import (
+    TIMESTAMP_ROOTS,
+    ArrayType,
+    AtomicType,
+    DataField,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+    TypeRoot,
+)
+from schemalab.types.visitor import (
+    PartnerVisitor,
+    contains_row,
+    id_signature,
+    visit_with_partner,
+)
+
+ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
+#: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
+#: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
+StoredAs = Literal["timestamp-nanos", "time-millis"]
+FileFormat = Literal["parquet", "orc", "avro"]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A value every row of a file reads for a field the file does not hold: an Iceberg
+    identity-partition value (``origin`` "partition") or a field's initial default
+    ("default"), as a Python value of the field's type."""
+
+    origin: Literal["partition", "default"]
+    value: Any
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A live data file as the read needs it."""
+
+    path: str
+    schema_id: int
+    row_count: int
+    partition: tuple[object, ...] = ()
+    bucket: int = 0
+    file_size: int = 0
+    level: int = 0
+    min_sequence_number: int = 0
+    max_sequence_number: int = 0
+    format: FileFormat = "parquet"
+
+
+@dataclass(frozen=True)
+class ColumnRead:
+    """How one output column is produced from the files of a group."""
+
+    target: DataField
+    source: DataField | None
+    kind: ColumnKind
+    #: "implicit" or "explicit" for kind "cast" (and the worst cast inside "evolved")
+    cast: str | None = None
+    #: kind "constant": the value every row reads
+    constant: Constant | None = None
+    #: nested fields the file lacks that read a default instead of NULL (field id → value)
+    defaults: tuple[tuple[int, Constant], ...] = ()
+
+
+@dataclass(frozen=True)
+class FileGroup:
+    files: tuple[DataFile, ...]
+    columns: tuple[ColumnRead, ...]
+    #: read in one scan by Parquet field id
+    by_id: bool
+    #: file columns that the output does not use (dropped fields), by schema id
+    ignored: tuple[tuple[int, DataField], ...] = ()
+    #: how each output column comes from the files of each schema version in the group
+    columns_by_schema: dict[int, tuple[ColumnRead, ...]] = field(default_factory=dict)
+    #: file columns stored in a form Spark cannot read as their type (see ``stored_as``)
+    stored: tuple[tuple[str, StoredAs], ...] = ()
+    format: FileFormat = "parquet"
+
+    @property
+    def schema_ids(self) -> tuple[int, ...]:
+        return tuple(sorted({f.schema_id for f in self.files}))
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    table: str
+    target: TableSchema
+    cast_mode: CastMode
+    groups: tuple[FileGroup, ...]
+    #: snapshot read, or None for an empty table
+    snapshot_id: int | None = None
+    schemas: dict[int, TableSchema] = field(default_factory=dict)
+    #: "paimon" or "iceberg": which rules the casts follow, for explanations
+    format: str = "paimon"
+    #: Paimon's merge engine for primary-key tables; None reads every row
+    merge_engine: str | None = None
+
+    @property
+    def files(self) -> list[DataFile]:
+        return [f for g in self.groups for f in g.files]
+
+
+def _parquet_ids(f: DataFile) -> bool:
+    return f.format == "parquet" and parquet_has_field_ids(f.path)
+
+
+def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
+              source_of: Callable[[DataFile], TableSchema], mode: CastMode, *,
+              has_field_ids: Callable[[DataFile], bool] = _parquet_ids,
+              constant_of: Callable[[DataFile, DataField], Constant | None] | None = None,
+              defaults: Mapping[int, Constant] | None = None,
+              snapshot_id: int | None = None, format: str = "paimon",
+              merge_engine: str | None = None) -> ReadPlan:
+    """Group ``files`` by the projection they need onto ``target``. ``source_of(file)`` is
+    the schema the file's columns are named and typed by (ids are the table's);
+    ``constant_of(file, field)`` fills a field the file lacks; ``defaults`` are nested
+    fields' initial defaults."""
+    defaults = defaults or {}
+    groups: dict[tuple[object, ...], list[DataFile]] = {}
+    info: dict[tuple[object, ...], tuple[tuple[ColumnRead, ...], bool,
+                                         tuple[tuple[str, StoredAs], ...]]] = {}
+    group_ignored: dict[tuple[object, ...], set[tuple[int, DataField]]] = {}
+    group_schemas: dict[tuple[object, ...], dict[int, tuple[ColumnRead, ...]]] = {}
+    schemas: dict[int, TableSchema] = {}
+    # ColumnReads depend on the file's schema (object) and its constants only
+    column_cache: dict[tuple[object, ...], tuple[tuple[ColumnRead, ...], bool]] = {}
+    top_level: dict[int, dict[int, DataField]] = {}
+    target_ids = {c.id for c in target.fields}
+    for f in files:
+        source = source_of(f)
+        schemas.setdefault(f.schema_id, source)
+        by_id = top_level.get(id(source))
+        if by_id is None:
+            by_id = top_level[id(source)] = {sf.id: sf for sf in source.fields}
+        consts = () if constant_of is None else tuple(
+            (t.id, c) for t in target.fields
+            if t.id not in by_id and (c := constant_of(f, t)) is not None)
+        ckey = (id(source), consts)
+        cached = column_cache.get(ckey)
+        if cached is None:
+            by_const = dict(consts)
+            cols = tuple(_column_read(t, by_id.get(t.id), by_const.get(t.id), defaults)
+                         for t in target.fields)
+            cached = column_cache[ckey] = (cols, all(_id_scan_safe(c, defaults) for c in cols))
+        cols, id_safe = cached
+        stored = stored_as(f, source)
+        scan_by_id = id_safe and not stored and has_field_ids(f)
+        if scan_by_id:
+            key: tuple[object, ...] = ("id", f.format, tuple(
+                (c.target.id, c.constant) for c in cols if c.constant is not None))
+        else:
+            key = ("name", f.format, stored) + tuple(
+                (c.kind, c.constant) if c.source is None else
+                (c.source.name, spark_sig(c.source.type), id_signature(c.source.type), c.kind)
+                for c in cols)
+        groups.setdefault(key, []).append(f)
+        info.setdefault(key, (cols, scan_by_id, stored))
+        group_schemas.setdefault(key, {}).setdefault(f.schema_id, cols)
+        ignored = group_ignored.setdefault(key, set())
+        for sf in source.fields:
+            if sf.id not in target_ids:
+                ignored.add((f.schema_id, sf))
+    plan_groups = tuple(
+        FileGroup(tuple(fs), info[k][0], info[k][1],
+                  tuple(sorted(group_ignored[k], key=lambda x: (x[0], x[1].id))),
+                  dict(sorted(group_schemas[k].items())), info[k][2], fs[0].format)
+        for k, fs in groups.items())
+    return ReadPlan(table, target, mode, plan_groups, snapshot_id, schemas, format,
+                    merge_engine)
+
+
+def _column_read(target: DataField, source: DataField | None, constant: Constant | None,
+                 defaults: Mapping[int, Constant]) -> ColumnRead:
+    if source is None:
+        if constant is not None:
+            return ColumnRead(target, None, "constant", constant=constant)
+        return ColumnRead(target, None, "null")
+    st, tt = source.type, target.type
+    nested = tuple(sorted(_missing_defaults(tt, st, defaults).items()))
+    renamed_or_same: ColumnKind = "same" if source.name == target.name else "renamed"
+    if spark_sig(st) == spark_sig(tt) and id_signature(st) == id_signature(tt):
+        return ColumnRead(target, source, renamed_or_same)
+    if contains_row(tt) or contains_row(st):
+        return ColumnRead(target, source, "evolved", _worst_cast(st, tt), defaults=nested)
+    kind = cast_kind(st, tt)
+    if kind in ("identity", None):
+        # identity: differs only in nullability or in a Spark-invisible way (VARCHAR lengths)
+        return ColumnRead(target, source, renamed_or_same)
+    if spark_reader_widens(st, tt):
+        return ColumnRead(target, source, "widened", "implicit")
+    return ColumnRead(target, source, "cast", kind)
+
+
+def _worst_cast(st: DataType, tt: DataType) -> str | None:
+    kind = cast_kind(st, tt)
+    return None if kind in (None, "identity") else kind
+
+
+class _MissingDefaults(PartnerVisitor[dict[int, Constant]]):
+    """Nested fields of the target the source lacks that have a default."""
+
+    def __init__(self, defaults: Mapping[int, Constant]) -> None:
+        self.defaults = defaults
+
+    def atomic(self, t: AtomicType, partner: DataType | None) -> dict[int, Constant]:
+        return {}
+
+    def row(self, t: RowType, partner: RowType | None,
+            fields: list[tuple[DataField, DataField | None, dict[int, Constant]]]
+            ) -> dict[int, Constant]:
+        out: dict[int, Constant] = {}
+        for f, pf, inner in fields:
+            out.update(inner)
+            if pf is None and partner is not None and f.id in self.defaults:
+                out[f.id] = self.defaults[f.id]
+        return out
+
+    def array(self, t: ArrayType | MultisetType, partner: ArrayType | MultisetType | None,
+              element: dict[int, Constant]) -> dict[int, Constant]:
+        return element
+
+    def map(self, t: MapType, partner: MapType | None, key: dict[int, Constant],
+            value: dict[int, Constant]) -> dict[int, Constant]:
+        return {**key, **value}
+
+
+def _missing_defaults(target: DataType, source: DataType,
+                      defaults: Mapping[int, Constant]) -> dict[int, Constant]:
+    if not defaults or not contains_row(target):
+        return {}
+    return visit_with_partner(target, source, _MissingDefaults(defaults))
+
+
+class _IdScanSafe(PartnerVisitor[bool]):
+    """Whether Spark's scan by field id reads the target from this source by itself: every
+    atomic value the same or widened by the reader, map keys unchanged."""
+
+    def atomic(self, t: AtomicType, partner: DataType | None) -> bool:
+        return partner is None or same_or_widens(partner, t)
+
+    def row(self, t: RowType, partner: RowType | None,
+            fields: list[tuple[DataField, DataField | None, bool]]) -> bool:
+        return all(ok for _, _, ok in fields)
+
+    def array(self, t: ArrayType | MultisetType, partner: ArrayType | MultisetType | None,
+              element: bool) -> bool:
+        return element
+
+    def map(self, t: MapType, partner: MapType | None, key: bool, value: bool) -> bool:
+        return value and (partner is None or spark_sig(partner.key) == spark_sig(t.key))
+
+
+def _id_scan_safe(c: ColumnRead, defaults: Mapping[int, Constant]) -> bool:
+    if c.kind in ("same", "renamed", "widened", "null", "constant"):
+        return True
+    if c.kind == "evolved" and c.source is not None and not c.defaults:
+        return visit_with_partner(c.target.type, c.source.type, _IdScanSafe())
+    return False
+
+
+def stored_as(f: DataFile, file_schema: TableSchema) -> tuple[tuple[str, StoredAs], ...]:
+    """The top-level columns of a Parquet file stored in a form Spark's Parquet reader
+    refuses for their type. Only files whose schema has a TIME or TIMESTAMP(7..9) column
+    have their footer read: Spark writes both in forms it reads back, pyarrow (pypaimon)
+    and Iceberg's nanosecond timestamps do not."""
+    if f.format != "parquet":
+        return ()
+    wanted = [sf.name for sf in file_schema.fields
+              if isinstance(sf.type, AtomicType) and (
+                  sf.type.root is TypeRoot.TIME_WITHOUT_TIME_ZONE
+                  or (sf.type.root in TIMESTAMP_ROOTS and (sf.type.precision or 0) > 6))]
+    if not wanted:
+        return ()
+    import pyarrow as pa
+
+    arrow = parquet_schema(f.path)
+    out: list[tuple[str, StoredAs]] = []
+    for name in wanted:
+        i = arrow.get_field_index(name)
+        t = arrow.field(i).type if i >= 0 else None
+        if t is not None and pa.types.is_timestamp(t) and t.unit == "ns":
+            out.append((name, "timestamp-nanos"))
+        elif t is not None and pa.types.is_time32(t):
+            out.append((name, "time-millis"))
+    return tuple(out)

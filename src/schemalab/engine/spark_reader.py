@@ -1,0 +1,121 @@
+"""What Spark's file readers do by themselves, measured (see spark-notes.md), and the small
+Spark-side helpers every scan needs.
+
+    >>> from schemalab.types import parse_type as t
+    >>> spark_reader_widens(t("INT"), t("BIGINT")), spark_reader_widens(t("BIGINT"), t("INT"))
+    (True, False)
+    >>> literal_path("/w/t[1]/data/a.parquet")
+    '/w/t\\\\[1\\\\]/data/a.parquet'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+from schemalab.types.model import (
+    ArrayType,
+    AtomicType,
+    DataType,
+    MapType,
+    TypeRoot,
+)
+from schemalab.types.spark import FIELD_ID_KEY, to_spark
+from schemalab.types.visitor import contains_row
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import types as st
+
+
+@functools.lru_cache(maxsize=4096)
+def spark_sig(t: DataType) -> str:
+    """The Spark type that holds ``t``, as text: two types Spark cannot tell apart (VARCHAR
+    lengths, CHAR and STRING) have one signature."""
+    return to_spark(t).simpleString()
+
+
+_INTS = {TypeRoot.TINYINT: 1, TypeRoot.SMALLINT: 2, TypeRoot.INTEGER: 3, TypeRoot.BIGINT: 4}
+
+
+def spark_reader_widens(st_: DataType, tt: DataType) -> bool:
+    """Type changes Spark's Parquet readers (vectorized and row) both apply correctly while
+    reading; everything else is read in the file's type and cast afterwards."""
+    # Widening inside ARRAY/MAP is applied by the readers too; without this ARRAY<INT> →
+    # ARRAY<BIGINT> would cost its files a separate name-based scan plus a per-element
+    # transform.
+    if isinstance(st_, ArrayType) and isinstance(tt, ArrayType):
+        return same_or_widens(st_.element, tt.element)
+    if isinstance(st_, MapType) and isinstance(tt, MapType):
+        return spark_sig(st_.key) == spark_sig(tt.key) and same_or_widens(st_.value, tt.value)
+    if isinstance(st_, AtomicType) and isinstance(tt, AtomicType):
+        s, t = st_.root, tt.root
+        if s in _INTS and t in _INTS:
+            return _INTS[t] >= _INTS[s] and _INTS[t] >= 3
+        if s is TypeRoot.INTEGER and t is TypeRoot.DOUBLE:
+            return True
+        if s is TypeRoot.FLOAT and t is TypeRoot.DOUBLE:
+            return True
+        if s is TypeRoot.INTEGER and t is TypeRoot.DECIMAL:
+            return (tt.precision or 10) - (tt.scale or 0) >= 10
+        if s is TypeRoot.DECIMAL and t is TypeRoot.DECIMAL:
+            return ((tt.scale or 0) >= (st_.scale or 0)
+                    and (tt.precision or 10) - (tt.scale or 0)
+                    >= (st_.precision or 10) - (st_.scale or 0))
+        if s is TypeRoot.DATE and t is TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE:
+            return True
+    return False
+
+
+def same_or_widens(st_: DataType, tt: DataType) -> bool:
+    """Read as is, or widened by the reader. ROWs never: their fields are matched by id one
+    by one (an "evolved" column, not a "widened" one)."""
+    if contains_row(st_) or contains_row(tt):
+        return False
+    return spark_sig(st_) == spark_sig(tt) or spark_reader_widens(st_, tt)
+
+
+def literal_path(path: str) -> str:
+    """``path`` with Hadoop glob characters escaped. Spark globs every path it reads: a
+    table named ``x[1]`` would match ``x1`` instead, and globbing lists sibling directories,
+    failing on any whose name Hadoop cannot parse (``a:b``). Escaped components are taken
+    literally, without listing."""
+    return re.sub(r"([{}\[\]*?\\])", r"\\\1", path)
+
+
+def quote(name: str) -> str:
+    """A column name as a Spark SQL identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def all_nullable(t: st.DataType) -> st.DataType:
+    """``t`` with every nested field, array element and map value nullable. Spark reads every
+    file column as nullable, and a cast may not turn a nullable ARRAY element / MAP value /
+    ROW field into a NOT NULL one."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.StructType):
+        return st.StructType([st.StructField(f.name, all_nullable(f.dataType), True, f.metadata)
+                              for f in t.fields])
+    if isinstance(t, st.ArrayType):
+        return st.ArrayType(all_nullable(t.elementType), True)
+    if isinstance(t, st.MapType):
+        return st.MapType(all_nullable(t.keyType), all_nullable(t.valueType), True)
+    return t
+
+
+def without_ids(t: st.DataType) -> st.DataType:
+    """``t`` without Parquet field ids on nested fields (a read by name)."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.StructType):
+        return st.StructType([
+            st.StructField(f.name, without_ids(f.dataType), f.nullable,
+                           {k: v for k, v in f.metadata.items() if k != FIELD_ID_KEY})
+            for f in t.fields])
+    if isinstance(t, st.ArrayType):
+        return st.ArrayType(without_ids(t.elementType), t.containsNull)
+    if isinstance(t, st.MapType):
+        return st.MapType(without_ids(t.keyType), without_ids(t.valueType),
+                          t.valueContainsNull)
+    return t

@@ -1,0 +1,215 @@
+"""Why an evolved read returns what it does, column by column, for each group of files.
+
+    >>> t.explain_read()                                       # doctest: +SKIP
+    files written under schema 1 (2 files, 10 rows; read in one scan by field id)
+      product  by id from column `product` (INT → BIGINT cast)
+      note     NULL: field 7 `note` did not exist when these files were written (schema 1)
+      (file column `score` ignored: field 5 was dropped in schema 3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from schemalab.engine.plan import ColumnRead, ReadPlan
+from schemalab.history.model import TableHistory
+from schemalab.render.html import e
+from schemalab.types.model import TypeRoot
+
+#: how Iceberg's cast rules are named in explanations
+ICEBERG_RULES = "Iceberg type promotion"
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.explain.key import KeyExplanation
+
+
+@dataclass(frozen=True)
+class ColumnExplanation:
+    column: str
+    field_id: int
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class GroupExplanation:
+    schema_id: int
+    files: int
+    rows: int
+    #: read together with other schema versions' files in one Spark scan by field id
+    by_id: bool
+    columns: tuple[ColumnExplanation, ...]
+    ignored: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        how = ("read in one scan by Parquet field id" if self.by_id
+               else "read by the file's column names, then evolved")
+        return (f"files written under schema {self.schema_id} ({self.files} file"
+                f"{'s' if self.files != 1 else ''}, {self.rows} row"
+                f"{'s' if self.rows != 1 else ''}; {how})")
+
+
+@dataclass(frozen=True)
+class ReadExplanation:
+    table: str
+    snapshot_id: int | None
+    schema_id: int
+    cast_mode: str
+    groups: tuple[GroupExplanation, ...]
+    #: primary-key tables: how the evolved rows of one key are merged
+    merge: str | None = None
+    #: ``explain_read(key=...)``: every version of that key and which one won
+    key: KeyExplanation | None = None
+
+    @property
+    def mode_text(self) -> str:
+        """``cast.mode = explicit`` for a Paimon table; Iceberg's rule as it is."""
+        if self.cast_mode in ("implicit", "explicit", "explicit-null"):
+            return f"cast.mode = {self.cast_mode}"
+        return self.cast_mode
+
+    def column(self, schema_id: int, column: str) -> ColumnExplanation:
+        for g in self.groups:
+            if g.schema_id == schema_id:
+                for c in g.columns:
+                    if c.column == column:
+                        return c
+        raise KeyError(f"no column {column!r} for files of schema {schema_id}")
+
+    def text(self) -> str:
+        head = (f"{self.table}: read of snapshot {self.snapshot_id} in schema {self.schema_id} "
+                f"({self.mode_text})")
+        lines = [head]
+        if self.merge:
+            lines.append(self.merge)
+        if self.key is not None:
+            lines.extend(self.key.text().splitlines())
+        if not self.groups:
+            return "\n".join(lines) + "\n  (no data files)"
+        for g in self.groups:
+            lines.append(g.title)
+            width = max((len(c.column) for c in g.columns), default=0)
+            lines.extend(f"  {c.column.ljust(width)}  {c.text}" for c in g.columns)
+            lines.extend(f"  ({i})" for i in g.ignored)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        parts = [f"<div class='sl-explain'><b>{e(self.table)}</b>: snapshot "
+                 f"{e(self.snapshot_id)}, schema {self.schema_id}, {e(self.mode_text)}"]
+        if self.merge:
+            parts.append(f"<p class='sl-merge'>{e(self.merge)}</p>")
+        if self.key is not None:
+            rows = "".join(
+                f"<tr class='{'sl-winner' if v is self.key.winner else 'sl-loser'}'>"
+                f"<td>{v.sequence_number}</td><td>{e(v.kind_text)}</td><td><code>"
+                f"{e(v.file.rsplit('/', 1)[-1])}</code></td><td>{v.schema_id}</td>"
+                f"<td>{v.level}</td><td>{e(v.values)}</td></tr>" for v in self.key.versions)
+            parts.append(f"<p class='sl-key'>{e(self.key.reason)}</p><table><tr><th>seq</th>"
+                         "<th>kind</th><th>file</th><th>schema</th><th>level</th><th>row</th>"
+                         f"</tr>{rows}</table>")
+        for g in self.groups:
+            rows = "".join(f"<tr class='sl-{e(c.kind)}'><td><code>{e(c.column)}</code></td>"
+                           f"<td>{e(c.text)}</td></tr>" for c in g.columns)
+            ignored = "".join(f"<li>{e(i)}</li>" for i in g.ignored)
+            parts.append(f"<p>{e(g.title)}</p><table>{rows}</table>"
+                         + (f"<ul>{ignored}</ul>" if ignored else ""))
+        return "".join(parts) + "</div>"
+
+
+def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,
+                read_schema_id: int | None = None) -> str:
+    """``dropped_in``: the schema that dropped the target field, if any; ``read_schema_id``:
+    the schema the read uses. A read in an *older* schema than the files' (time travel
+    through ``schema=``) can ask for a field those files lack because it was dropped before
+    they were written ("did not exist" would suggest it never had), and sees renames
+    backwards (the file's name is the newer one, so "renamed since" would be wrong)."""
+    t, s = c.target, c.source
+    if c.constant is not None:
+        value = "NULL" if c.constant.value is None else repr(c.constant.value)
+        if c.constant.origin == "partition":
+            return (f"{value}: the file's identity-partition value (field {t.id} `{t.name}` "
+                    "is not stored in these files)")
+        return (f"{value}: the initial default of field {t.id} `{t.name}`, which did not "
+                f"exist when these files were written (schema {schema_id})")
+    if s is None:
+        if t.type.root is TypeRoot.NULL:
+            return f"NULL: field {t.id} `{t.name}` has Iceberg's unknown type (always NULL)"
+        if dropped_in is not None and dropped_in <= schema_id:
+            return (f"NULL: field {t.id} `{t.name}` was dropped in schema {dropped_in}, "
+                    f"before these files were written (schema {schema_id})")
+        return (f"NULL: field {t.id} `{t.name}` did not exist when these files were written "
+                f"(schema {schema_id})")
+    src = f"`{s.name}`"
+    if c.kind == "same":
+        return f"by id from column {src}"
+    if c.kind == "renamed":
+        if read_schema_id is not None and read_schema_id < schema_id:
+            return f"by id from column {src} (called `{t.name}` in schema {read_schema_id})"
+        return f"by id from column {src} (renamed to `{t.name}` since)"
+    if c.kind == "widened":
+        return f"by id from column {src} ({s.type.sql()} → {t.type.sql()} cast, widened on read)"
+    if c.kind == "cast":
+        return f"by id from column {src} ({s.type.sql()} → {t.type.sql()} {c.cast} cast)"
+    defaults = ""
+    if c.defaults:
+        defaults = "; nested " + ", ".join(f"field {fid} reads its default {d.value!r}"
+                                           for fid, d in c.defaults)
+    return (f"by id from column {src}, its nested fields matched by id "
+            f"({s.type.sql()} → {t.type.sql()}{defaults})")
+
+
+def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanation:
+    dropped_in: dict[int, int] = {}
+    added_in: dict[int, int] = {}
+    if history is not None:
+        for lin in history.lineage:
+            for ev in lin.events:
+                if ev.kind == "dropped":
+                    dropped_in[lin.field_id] = ev.schema_id
+                elif ev.kind == "added":
+                    added_in[lin.field_id] = ev.schema_id
+    target_id = plan.target.id
+
+    def ignored_text(fid: int) -> str:
+        # a file column the read does not use: dropped since, or (reading an older schema)
+        # added after the schema read
+        if fid in dropped_in and dropped_in[fid] <= target_id:
+            return f"was dropped in schema {dropped_in[fid]}"
+        if fid in added_in and added_in[fid] > target_id:
+            return f"was added in schema {added_in[fid]}, after the schema read ({target_id})"
+        if fid in dropped_in:
+            return f"was dropped in schema {dropped_in[fid]}"
+        return "is not in the schema read"
+
+    groups = []
+    for g in plan.groups:
+        for sid, cols in sorted(g.columns_by_schema.items()):
+            files = [f for f in g.files if f.schema_id == sid]
+            ignored = tuple(f"file column `{f.name}` ignored: field {f.id} {ignored_text(f.id)}"
+                            for s, f in g.ignored if s == sid)
+            groups.append(GroupExplanation(
+                sid, len(files), sum(f.row_count for f in files), g.by_id,
+                tuple(ColumnExplanation(c.target.name, c.target.id, c.kind,
+                                        column_text(c, sid, dropped_in.get(c.target.id),
+                                                    target_id))
+                      for c in cols),
+                ignored))
+    groups.sort(key=lambda x: x.schema_id)
+    rules = ICEBERG_RULES if plan.format == "iceberg" else plan.cast_mode.value
+    return ReadExplanation(plan.table, plan.snapshot_id, plan.target.id, rules,
+                           tuple(groups), merge=merge_text(plan))
+
+
+def merge_text(plan: ReadPlan) -> str | None:
+    """How a primary-key table's rows are merged, or None for an append table."""
+    pk = plan.target.primary_keys
+    if plan.merge_engine is None:
+        return None
+    return (f"primary key ({', '.join(pk)}): each file group is evolved first, then the rows "
+            "of a key are merged by Paimon's deduplicate engine: the highest _SEQUENCE_NUMBER "
+            "wins, and a key whose winner is a delete (-D/-U) is gone")

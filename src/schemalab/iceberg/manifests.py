@@ -1,0 +1,260 @@
+"""Iceberg manifest lists and manifests (Avro, read by Iceberg field id)."""
+
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import struct
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from schemalab.errors import (
+    CorruptFileError,
+)
+from schemalab.iceberg.types import IcebergPrimitiveType, IcebergType
+
+if TYPE_CHECKING:  # pragma: no cover
+
+    pass
+
+
+STATUS = {0: "EXISTING", 1: "ADDED", 2: "DELETED"}
+CONTENT = {0: "data", 1: "position deletes", 2: "equality deletes"}
+
+
+@dataclass(frozen=True)
+class IcebergManifestFile:
+    """One entry of a manifest list."""
+
+    path: str
+    length: int
+    spec_id: int
+    content: int
+    sequence_number: int
+    min_sequence_number: int
+    added_snapshot_id: int | None
+    added_files: int | None
+    existing_files: int | None
+    deleted_files: int | None
+    added_rows: int | None
+    existing_rows: int | None
+    deleted_rows: int | None
+
+
+@dataclass(frozen=True)
+class IcebergManifestEntry:
+    """One data or delete file entry of a manifest, with inherited values filled in."""
+
+    status: int
+    snapshot_id: int | None
+    sequence_number: int | None
+    file_sequence_number: int | None
+    content: int
+    file_path: str
+    file_format: str
+    spec_id: int
+    #: partition field id → value, as Avro decoded it
+    partition: Mapping[int, Any]
+    partition_names: Mapping[int, str]
+    record_count: int
+    file_size: int
+    value_counts: Mapping[int, int]
+    null_counts: Mapping[int, int]
+    lower_bounds: Mapping[int, bytes]
+    upper_bounds: Mapping[int, bytes]
+
+    @property
+    def status_name(self) -> str:
+        return STATUS.get(self.status, str(self.status))
+
+    @property
+    def live(self) -> bool:
+        return self.status != 2
+
+
+@dataclass(frozen=True)
+class IcebergManifest:
+    file: IcebergManifestFile
+    #: schema id from the manifest's key-value metadata (pyiceberg writes only `schema`)
+    schema_id: int | None
+    entries: tuple[IcebergManifestEntry, ...]
+
+
+def _unwrap_union(t: Any) -> Any:
+    if isinstance(t, list):
+        non_null = [x for x in t if x != "null"]
+        return non_null[0] if non_null else "null"
+    return t
+
+
+def _ids(record_schema: Any) -> dict[int, tuple[str, Any]]:
+    """Iceberg field id → (Avro field name, Avro type) of a record schema. Names can differ
+    between writers (v1's ``added_data_files_count`` is v2's ``added_files_count``) and Avro
+    sanitizes odd partition names, so fields are looked up by id."""
+    rec = _unwrap_union(record_schema)
+    out: dict[int, tuple[str, Any]] = {}
+    if isinstance(rec, dict):
+        for f in rec.get("fields", ()):
+            fid = f.get("field-id")
+            if fid is not None:
+                out[int(fid)] = (f["name"], _unwrap_union(f.get("type")))
+    return out
+
+
+def _by_id(rec: Mapping[str, Any], ids: Mapping[int, tuple[str, Any]], fid: int,
+           default: Any = None) -> Any:
+    hit = ids.get(fid)
+    if hit is None:
+        return default
+    value = rec.get(hit[0], default)
+    return default if value is None else value
+
+
+def _pairs(value: Any) -> dict[int, Any]:
+    """An Iceberg map stored as an Avro array of {key, value} records (or an Avro map)."""
+    if not value:
+        return {}
+    if isinstance(value, dict):
+        return {int(k): v for k, v in value.items()}
+    return {int(kv["key"]): kv["value"] for kv in value}
+
+
+def _read_avro(path: str) -> tuple[Any, dict[str, str], list[dict[str, Any]]]:
+    import fastavro
+
+    try:
+        with open(path, "rb") as fh:
+            reader = fastavro.reader(fh)
+            meta = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
+                    for k, v in reader.metadata.items()}
+            records: list[dict[str, Any]] = [r for r in reader if isinstance(r, dict)]
+            return reader.writer_schema, meta, records
+    except FileNotFoundError:
+        raise CorruptFileError(path, "does not exist (listed in the table's metadata)") from None
+    except (OSError, ValueError, EOFError, StopIteration) as e:
+        raise CorruptFileError(path, f"is not a readable Avro file: {e}") from None
+
+
+def read_iceberg_manifest_list(path: str) -> list[IcebergManifestFile]:
+    schema, _, records = _read_avro(path)
+    ids = _ids(schema)
+    if 500 not in ids:
+        raise CorruptFileError(path, "is not an Iceberg manifest list (no field 500 "
+                                     "manifest_path)")
+    out = []
+    for r in records:
+        def g(fid: int, default: Any = None, r: Mapping[str, Any] = r) -> Any:
+            return _by_id(r, ids, fid, default)
+        out.append(IcebergManifestFile(
+            path=g(500), length=int(g(501, 0)), spec_id=int(g(502, 0)), content=int(g(517, 0)),
+            sequence_number=int(g(515, 0)), min_sequence_number=int(g(516, 0)),
+            added_snapshot_id=g(503), added_files=g(504), existing_files=g(505),
+            deleted_files=g(506), added_rows=g(512), existing_rows=g(513), deleted_rows=g(514)))
+    return out
+
+
+def read_iceberg_manifest(path: str, mf: IcebergManifestFile) -> IcebergManifest:
+    """A manifest's entries, with snapshot id and sequence numbers inherited from the
+    manifest list where they are null (spec: "Inherited when null")."""
+    schema, meta, records = _read_avro(path)
+    top = _ids(schema)
+    if 2 not in top:
+        raise CorruptFileError(path, "is not an Iceberg manifest (no field 2 data_file)")
+    df_ids = _ids(top[2][1])
+    part_ids = _ids(df_ids[102][1]) if 102 in df_ids else {}
+    part_names = {fid: name for fid, (name, _) in part_ids.items()}
+    if not part_names and 102 in df_ids:
+        part_names = _partition_names_by_position(df_ids[102][1], meta)
+    schema_id = None
+    if "schema-id" in meta and meta["schema-id"].lstrip("-").isdigit():
+        schema_id = int(meta["schema-id"])
+    elif "schema" in meta:
+        try:
+            schema_id = int(json.loads(meta["schema"]).get("schema-id"))
+        except (ValueError, TypeError, AttributeError):
+            schema_id = None
+    spec_id = int(meta["partition-spec-id"]) if meta.get("partition-spec-id", "").isdigit() \
+        else mf.spec_id
+    entries = []
+    for r in records:
+        status = int(_by_id(r, top, 0, 1))
+        d = r[top[2][0]]
+        snap = _by_id(r, top, 1)
+        seq = _by_id(r, top, 3)
+        fseq = _by_id(r, top, 4)
+        if status == 1:  # ADDED entries inherit what their manifest list says
+            snap = mf.added_snapshot_id if snap is None else snap
+            seq = mf.sequence_number if seq is None else seq
+            fseq = mf.sequence_number if fseq is None else fseq
+        prec = _by_id(d, df_ids, 102, {}) or {}
+        entries.append(IcebergManifestEntry(
+            status=status, snapshot_id=snap, sequence_number=seq, file_sequence_number=fseq,
+            content=int(_by_id(d, df_ids, 134, 0)), file_path=str(_by_id(d, df_ids, 100)),
+            file_format=str(_by_id(d, df_ids, 101, "parquet")).lower(), spec_id=spec_id,
+            partition={fid: prec.get(name) for fid, name in part_names.items()},
+            partition_names=part_names, record_count=int(_by_id(d, df_ids, 103, 0)),
+            file_size=int(_by_id(d, df_ids, 104, 0)),
+            value_counts=_pairs(_by_id(d, df_ids, 109)),
+            null_counts=_pairs(_by_id(d, df_ids, 110)),
+            lower_bounds=_pairs(_by_id(d, df_ids, 125)),
+            upper_bounds=_pairs(_by_id(d, df_ids, 128))))
+    return IcebergManifest(mf, schema_id, tuple(entries))
+
+
+def _partition_names_by_position(record_schema: Any, meta: Mapping[str, str]) -> dict[int, str]:
+    """Partition field id → Avro name for a writer that left the ids out of the partition
+    record: by position, with the ids of the spec stored in the manifest's metadata."""
+    rec = _unwrap_union(record_schema)
+    names = [f["name"] for f in rec.get("fields", ())] if isinstance(rec, dict) else []
+    try:
+        spec = json.loads(meta.get("partition-spec", "[]"))
+        ids = [int(f.get("field-id", 1000 + i)) for i, f in enumerate(spec)]
+    except (ValueError, TypeError, AttributeError):
+        ids = []
+    if len(ids) != len(names):
+        ids = [1000 + i for i in range(len(names))]
+    return dict(zip(ids, names, strict=True))
+
+
+def decode_bound(raw: bytes, t: IcebergType) -> Any:
+    """A lower/upper bound from Iceberg's binary single-value serialization (spec,
+    Appendix D). Bounds written before a type promotion keep their old width, so int/long,
+    float/double and date/timestamp are told apart by length::
+
+        >>> from schemalab.iceberg.types import parse_iceberg_type
+        >>> decode_bound(bytes.fromhex("01c2"), parse_iceberg_type("decimal(9, 2)"))
+        Decimal('4.50')
+        >>> decode_bound(bytes.fromhex("03000000"), parse_iceberg_type("long"))
+        3
+    """
+    if not isinstance(t, IcebergPrimitiveType):
+        return raw
+    k, n = t.kind, len(raw)
+    if k == "boolean":
+        return raw[:1] != b"\x00"
+    if k in ("int", "long"):
+        return int.from_bytes(raw, "little", signed=True)
+    if k in ("float", "double"):
+        return struct.unpack("<f" if n == 4 else "<d", raw)[0]
+    if k == "decimal":
+        return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-(t.scale or 0))
+    if k == "date" or (k.startswith("timestamp") and n == 4):  # v3 date → timestamp
+        return dt.date(1970, 1, 1) + dt.timedelta(days=int.from_bytes(raw, "little",
+                                                                       signed=True))
+    if k == "time":
+        micros = int.from_bytes(raw, "little", signed=True)
+        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+    if k.startswith("timestamp"):
+        ticks = int.from_bytes(raw, "little", signed=True)
+        micros = ticks // 1000 if k.endswith("_ns") else ticks  # shown at µs precision
+        value = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
+        return value.replace(tzinfo=dt.UTC) if k.startswith("timestamptz") else value
+    if k == "string":
+        return raw.decode("utf-8", "replace")
+    if k == "uuid" and n == 16:
+        return uuid.UUID(bytes=raw)
+    return raw

@@ -1,0 +1,379 @@
+"""An Iceberg table directory (or one metadata file of it), opened read-only."""
+
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from schemalab.engine.plan import ReadPlan
+from schemalab.engine.read import execute
+from schemalab.errors import (
+    SchemaLabError,
+    TableNotFoundError,
+)
+from schemalab.explain.read import ReadExplanation, explain
+from schemalab.history.model import TableHistory
+from schemalab.history.snapshots import (
+    FileNode,
+    ManifestListNode,
+    ManifestNode,
+    SnapshotNode,
+)
+from schemalab.iceberg.history import (
+    MetadataInfo,
+    iceberg_history,
+    metadata_timeline,
+    snapshot_node,
+)
+from schemalab.iceberg.locate import find_current_metadata
+from schemalab.iceberg.manifests import (
+    CONTENT,
+    IcebergManifest,
+    IcebergManifestEntry,
+    IcebergManifestFile,
+    decode_bound,
+    read_iceberg_manifest,
+    read_iceberg_manifest_list,
+)
+from schemalab.iceberg.metadata import (
+    IcebergSchema,
+    IcebergSnapshot,
+    load_json,
+    parse_table_metadata,
+)
+from schemalab.iceberg.plan import plan_iceberg_read
+from schemalab.iceberg.types import IcebergType
+from schemalab.table import SchemaChoice
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+
+
+
+
+@dataclass(frozen=True)
+class IcebergDataFile:
+    """A live data file of a snapshot, as reads and trees need it."""
+
+    uri: str
+    #: the local path (resolved against the table directory if the table was moved)
+    path: str
+    entry: IcebergManifestEntry
+    manifest: IcebergManifestFile
+
+
+class IcebergTable:
+    """An Iceberg table directory (or one metadata file of it), read-only.
+
+    ``IcebergTable(path)`` validates the current metadata at once, so a broken table fails
+    here with a :class:`CorruptFileError` naming the file and the problem."""
+
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None, *,
+                 spark: SparkSession | None = None) -> None:
+        p = os.path.abspath(os.fspath(path))
+        if os.path.isfile(p):
+            metadata_file = p
+            parent = os.path.dirname(p)
+            root = os.path.dirname(parent) if os.path.basename(parent) == "metadata" else parent
+        elif os.path.isdir(p):
+            root = p
+            if os.path.basename(p) == "metadata" and not os.path.isdir(
+                    os.path.join(p, "metadata")):
+                root = os.path.dirname(p)
+            metadata_file = find_current_metadata(root)
+        else:
+            raise TableNotFoundError(f"{p} does not exist", rule="table-must-exist")
+        self.path = root
+        self.name = name or _name_from_path(root)
+        self._spark = spark
+        self.metadata_file = metadata_file
+        self.metadata = parse_table_metadata(load_json(metadata_file), metadata_file)
+        self._manifest_cache: dict[str, IcebergManifest] = {}
+        self._list_cache: dict[str, list[IcebergManifestFile]] = {}
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return (f"IcebergTable({self.name!r}, v{m.format_version}, schema={m.current_schema_id}, "
+                f"snapshot={m.current_snapshot_id})")
+
+    # ---- metadata ---------------------------------------------------------------------------
+
+    @property
+    def format_version(self) -> int:
+        return self.metadata.format_version
+
+    @property
+    def location(self) -> str:
+        return self.metadata.location
+
+    @property
+    def schema(self) -> IcebergSchema:
+        return self.metadata.schema()
+
+    @property
+    def schemas(self) -> list[IcebergSchema]:
+        return sorted(self.metadata.schemas, key=lambda s: s.schema_id)
+
+    def schema_at(self, schema_id: int) -> IcebergSchema:
+        try:
+            return self.metadata.schema(schema_id)
+        except KeyError:
+            raise SchemaLabError(f"Table {self.name} has no schema {schema_id} (schemas: "
+                                 f"{[s.schema_id for s in self.schemas]})", table=self.name,
+                                 rule="schema-must-exist") from None
+
+    @property
+    def snapshots(self) -> list[IcebergSnapshot]:
+        return list(self.metadata.snapshots)
+
+    @property
+    def current_snapshot(self) -> IcebergSnapshot | None:
+        cid = self.metadata.current_snapshot_id
+        return None if cid is None else self.metadata.snapshot(cid)
+
+    def snapshot(self, snapshot_id: int) -> IcebergSnapshot:
+        s = self.metadata.snapshot(snapshot_id)
+        if s is None:
+            raise SchemaLabError(f"Table {self.name} has no snapshot {snapshot_id} (snapshots: "
+                                 f"{[x.snapshot_id for x in self.snapshots]})",
+                                 table=self.name, rule="snapshot-must-exist")
+        return s
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from schemalab.spark import local_spark
+
+            self._spark = local_spark()
+        return self._spark
+
+    def snapshot_schema_id(self, snap: IcebergSnapshot) -> int:
+        """The schema a snapshot was written with: its ``schema-id``, else (older writers
+        did not record it) the current schema of the first metadata file on disk that made
+        it current, else today's schema (what Java's SnapshotUtil.schemaFor does)."""
+        if snap.schema_id is not None:
+            return int(snap.schema_id)
+        for info in self._timeline:
+            if info.current_snapshot_id == snap.snapshot_id and info.current_schema_id is not None:
+                return info.current_schema_id
+        return self.metadata.current_schema_id
+
+    # ---- paths ------------------------------------------------------------------------------
+
+    def resolve(self, uri: str) -> str:
+        """The local path of a file the metadata names by URI. Paths under the table's
+        ``location`` are re-rooted at this directory, so a moved or copied table works."""
+        local = _local_path(uri)
+        loc = _local_path(self.metadata.location).rstrip("/")
+        if loc and (local == loc or local.startswith(loc + "/")):
+            return os.path.join(self.path, local[len(loc):].lstrip("/"))
+        if os.path.isabs(local) and os.path.exists(local):
+            return local
+        # A table whose `location` itself is stale (copied, then registered elsewhere):
+        # try the part after a `/metadata/` or `/data/` segment.
+        for seg in ("/metadata/", "/data/"):
+            start = local.rfind(seg)
+            while start >= 0:
+                cand = os.path.join(self.path, local[start + 1:])
+                if os.path.exists(cand):
+                    return cand
+                start = local.rfind(seg, 0, start)
+        return local
+
+    def relpath(self, uri: str) -> str:
+        local = self.resolve(uri)
+        if local.startswith(self.path + os.sep):
+            return os.path.relpath(local, self.path)
+        return local
+
+    # ---- manifests --------------------------------------------------------------------------
+
+    def manifest_files(self, snap: IcebergSnapshot) -> list[IcebergManifestFile]:
+        """The manifest list of ``snap`` (v1 snapshots may list manifests inline)."""
+        if snap.manifest_list is None:
+            return [IcebergManifestFile(m, 0, 0, 0, 0, 0, snap.snapshot_id, None, None, None, None,
+                                 None, None) for m in snap.manifests]
+        key = snap.manifest_list
+        if key not in self._list_cache:
+            self._list_cache[key] = read_iceberg_manifest_list(self.resolve(key))
+        return self._list_cache[key]
+
+    def manifest(self, mf: IcebergManifestFile) -> IcebergManifest:
+        # Manifests are immutable and shared by many snapshots: read each once.
+        if mf.path not in self._manifest_cache:
+            self._manifest_cache[mf.path] = read_iceberg_manifest(self.resolve(mf.path), mf)
+        return self._manifest_cache[mf.path]
+
+    def data_files(self, snapshot_id: int | None = None) -> list[IcebergDataFile]:
+        """The live data files of a snapshot (default: the current one). Refuses a snapshot
+        with live position/equality delete files: reading them is not implemented."""
+        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.current_snapshot
+        if snap is None:
+            return []
+        out: list[IcebergDataFile] = []
+        deletes: dict[int, int] = {}
+        for mf in self.manifest_files(snap):
+            for e in self.manifest(mf).entries:
+                if not e.live:
+                    continue
+                if mf.content != 0 or e.content != 0:
+                    deletes[e.content or 1] = deletes.get(e.content or 1, 0) + 1
+                    continue
+                out.append(IcebergDataFile(e.file_path, self.resolve(e.file_path), e, mf))
+        if deletes:
+            what = " and ".join(f"{n} {CONTENT.get(c, 'delete')} file(s)"
+                                for c, n in sorted(deletes.items()))
+            raise SchemaLabError(
+                f"Table {self.name} snapshot {snap.snapshot_id} has {what} (merge-on-read "
+                "deletes). schemalab reads only tables without delete files; rewrite the "
+                "affected data files (e.g. Spark's rewrite_data_files / rewrite_position_"
+                "delete_files procedures) and read the new snapshot.", table=self.name,
+                rule="iceberg-delete-files")
+        return out
+
+    def snapshot_tree(self, snapshot_id: int) -> SnapshotNode:
+        """IcebergSnapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
+        DELETED), with partitions and column bounds decoded and shown under today's names."""
+        snap = self.snapshot(snapshot_id)
+        current = self.schema
+        manifests = []
+        live: list[FileNode] = []
+        for mf in self.manifest_files(snap):
+            m = self.manifest(mf)
+            nodes = tuple(self._file_node(e, current, m.schema_id) for e in m.entries)
+            live.extend(n for n, e in zip(nodes, m.entries, strict=True)
+                        if e.live and mf.content == 0 and e.content == 0)
+            manifests.append(ManifestNode(
+                self.relpath(mf.path),
+                mf.added_files if mf.added_files is not None
+                else sum(e.status == 1 for e in m.entries),
+                mf.deleted_files if mf.deleted_files is not None
+                else sum(e.status == 2 for e in m.entries),
+                m.schema_id, nodes))
+        if snap.manifest_list is not None:
+            lists = (ManifestListNode("manifest-list", self.relpath(snap.manifest_list),
+                                      tuple(manifests)),)
+        else:
+            lists = (ManifestListNode("manifests", "(listed in the metadata file)",
+                                      tuple(manifests)),)
+        base = snapshot_node(self, snap)
+        return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
+                            base.kind, base.record_count, lists, tuple(live), base.summary)
+
+    def written_schema_id(self, e: IcebergManifestEntry, manifest_schema_id: int | None = None
+                          ) -> int:
+        """The schema a data file was written under. Iceberg records none per file: it is
+        the schema of the snapshot that added the file, else the manifest's, else today's."""
+        added_by = self.metadata.snapshot(e.snapshot_id) if e.snapshot_id is not None else None
+        if added_by is not None:
+            return self.snapshot_schema_id(added_by)
+        if manifest_schema_id is not None:
+            return manifest_schema_id
+        return self.schema.schema_id
+
+    def _file_node(self, e: IcebergManifestEntry, current: IcebergSchema,
+                   manifest_schema_id: int | None) -> FileNode:
+        schema_id = self.written_schema_id(e, manifest_schema_id)
+        spec = self.metadata.spec(e.spec_id)
+        names = {pf.field_id: pf.name for pf in spec.fields} if spec else {}
+        partition = {names.get(fid, e.partition_names.get(fid, str(fid))): v
+                     for fid, v in e.partition.items()}
+        stats: dict[str, tuple[Any, Any, int | None]] = {}
+        for fid in sorted(set(e.lower_bounds) | set(e.upper_bounds) | set(e.null_counts)):
+            name, t = self._field_name_type(fid, current)
+            lo, hi = e.lower_bounds.get(fid), e.upper_bounds.get(fid)
+            stats[name] = (None if lo is None or t is None else decode_bound(lo, t),
+                           None if hi is None or t is None else decode_bound(hi, t),
+                           e.null_counts.get(fid))
+        kind = e.status_name if e.content == 0 else f"{e.status_name} {CONTENT[e.content]}"
+        return FileNode(path=self.relpath(e.file_path), kind=kind, schema_id=schema_id,
+                        row_count=e.record_count, partition=partition, file_size=e.file_size,
+                        stats=stats, min_sequence_number=e.sequence_number,
+                        max_sequence_number=e.sequence_number)
+
+    def _field_name_type(self, fid: int,
+                         current: IcebergSchema) -> tuple[str, IcebergType | None]:
+        f = current.find(fid)
+        if f is not None:
+            return current.full_name(fid) or str(fid), f.type
+        for s in sorted(self.metadata.schemas, key=lambda s: -s.schema_id):
+            f = s.find(fid)
+            if f is not None:
+                return f"{s.full_name(fid)} (dropped)", f.type
+        return f"field {fid}", None
+
+    # ---- history ----------------------------------------------------------------------------
+
+    @functools.cached_property
+    def _timeline(self) -> list[MetadataInfo]:
+        return metadata_timeline(self)
+
+    def history(self) -> TableHistory:
+        """Schema versions with their changes, every field's lineage, partition specs and
+        sort orders, and the snapshots (trees load on demand: ``history().tree(id)``)."""
+        from schemalab.history.versions import gc_paused
+
+        with gc_paused():
+            return iceberg_history(self)
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def target_schema(self, snap: IcebergSnapshot | None, schema: SchemaChoice) -> IcebergSchema:
+        if schema == "current" or (schema in (None, "snapshot") and snap is None):
+            return self.schema
+        if isinstance(schema, int) and not isinstance(schema, bool):
+            return self.schema_at(schema)
+        if schema in (None, "snapshot") and snap is not None:
+            return self.schema_at(self.snapshot_schema_id(snap))
+        raise SchemaLabError(f"schema must be 'snapshot', 'current' or a schema id, not "
+                             f"{schema!r}", table=self.name, rule="read-schema")
+
+    def read_plan(self, snapshot_id: int | None = None,
+                  schema: SchemaChoice = None) -> ReadPlan:
+        """How a read of ``snapshot_id`` (default: current) gets each column from each group
+        of files: the plan that :meth:`read` runs and :meth:`explain_read` describes."""
+        snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.current_snapshot
+        if snapshot_id is None and schema is None:
+            schema = "current"
+        target = self.target_schema(snap, schema)
+        if snap is None:
+            return plan_iceberg_read(self, target, [], None)
+        return plan_iceberg_read(self, target, self.data_files(snap.snapshot_id),
+                                 snap.snapshot_id)
+
+    def explain_read(self, snapshot_id: int | None = None,
+                     schema: SchemaChoice = None) -> ReadExplanation:
+        """For each group of files, how each output column of the read is produced, and why
+        a value is NULL, a partition value, a default or cast: the explanation of the plan
+        :meth:`read` runs. Files are grouped by the schema they were written under (see
+        :meth:`written_schema_id`)."""
+        return explain(self.read_plan(snapshot_id, schema), self.history())
+
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
+        """The evolved read as one Spark DataFrame.
+
+        ``snapshot_id=None`` reads the current snapshot in the current schema. With a
+        snapshot id the read uses *that snapshot's* schema (as Iceberg's time travel does);
+        ``schema="current"`` projects the old snapshot onto today's schema instead, and an
+        int picks any schema id."""
+        return execute(self.read_plan(snapshot_id, schema), self.spark)
+
+
+def _local_path(uri: str) -> str:
+    """``file:///a/b`` and Hadoop's ``file:/a/b`` → ``/a/b``; other schemes unchanged."""
+    if uri.startswith("file://"):
+        rest = uri[len("file://"):]
+        return rest if rest.startswith("/") else "/" + rest.split("/", 1)[-1]
+    if uri.startswith("file:"):
+        return uri[len("file:"):]
+    return uri
+
+
+def _name_from_path(path: str) -> str:
+    table = os.path.basename(path)
+    db = os.path.basename(os.path.dirname(path))
+    return f"{db[:-3]}.{table}" if db.endswith(".db") else table

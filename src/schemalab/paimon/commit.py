@@ -1,0 +1,151 @@
+"""Committing data files: manifest → manifest lists → ``snapshot/snapshot-N``.
+
+A commit writes one manifest with the new ADD (and DELETE) entries, then for each attempt a
+base manifest list (every manifest of the latest snapshot) and a delta list (the new one),
+and finally ``snapshot-N`` create-if-absent. A writer that loses the race for N deletes its
+lists, re-reads the new latest snapshot, and tries N+1: it never overwrites, and nothing it
+wrote is referenced until its snapshot exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+
+from schemalab.engine.write import WrittenFile
+from schemalab.errors import CommitConflictError
+from schemalab.paimon import binaryrow
+from schemalab.paimon.manifest import (
+    DataFileMeta,
+    FileKind,
+    FileNamer,
+    ManifestEntry,
+    ManifestFileMeta,
+    SimpleStats,
+    manifest_file_meta,
+    read_manifest_list,
+    write_manifest,
+    write_manifest_list,
+)
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from schemalab.schema.table_schema import TableSchema
+from schemalab.types.model import AtomicType
+
+WRITER_VERSION = "schemalab-0.1.0"
+MAX_ATTEMPTS = 200
+FILE_SOURCE_APPEND = 0
+
+
+def total_buckets(schema: TableSchema) -> int:
+    return int(schema.effective_options().get("bucket", "-1"))
+
+
+def data_file_entry(f: WrittenFile, schema: TableSchema, *, min_seq: int = 0,
+                    max_seq: int = 0, min_key: bytes = binaryrow.EMPTY_ROW,
+                    max_key: bytes = binaryrow.EMPTY_ROW,
+                    key_stats: SimpleStats | None = None,
+                    delete_rows: int = 0) -> ManifestEntry:
+    """The ADD entry of a written file, with full value stats over the atomic columns.
+    ``delete_rows``: its retract records (primary-key files), ``_DELETE_ROW_COUNT``."""
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    atomic = [(i, fld) for i, fld in enumerate(schema.fields) if isinstance(fld.type, AtomicType)]
+    all_atomic = len(atomic) == len(schema.fields)
+    stats = SimpleStats.of([f.stats[i].min for i, _ in atomic],
+                           [f.stats[i].max for i, _ in atomic],
+                           [f.stats[i].null_count for i, _ in atomic],
+                           [fld.type for _, fld in atomic])
+    meta = DataFileMeta(
+        file_name=f.file_name, file_size=f.file_size, row_count=f.row_count,
+        min_key=min_key, max_key=max_key,
+        key_stats=key_stats if key_stats is not None else SimpleStats(),
+        value_stats=stats, min_sequence_number=min_seq, max_sequence_number=max_seq,
+        schema_id=schema.id, level=0, extra_files=(), creation_time=int(time.time() * 1000),
+        delete_row_count=delete_rows, embedded_index=None, file_source=FILE_SOURCE_APPEND,
+        # null: the stats cover every field of the file's schema, in order
+        value_stats_cols=None if all_atomic else tuple(fld.name for _, fld in atomic),
+    )
+    return ManifestEntry(FileKind.ADD, binaryrow.encode_row(list(f.partition), part_types),
+                         f.bucket, total_buckets(schema), meta)
+
+
+def commit(table_path: str, table: str, schema: TableSchema,
+           entries: Sequence[ManifestEntry], *, kind: str = "APPEND",
+           commit_user: str | None = None,
+           replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None
+           ) -> Snapshot | None:
+    """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
+
+    ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
+    builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
+    would miss files another writer added meanwhile (they would survive the overwrite, and
+    two racing overwrites of one partition would both stay live)."""
+    if not entries:
+        return None
+    namer = FileNamer()
+    manifest_dir = os.path.join(table_path, "manifest")
+    os.makedirs(manifest_dir, exist_ok=True)
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+
+    def write_delta(delta: list[ManifestEntry]) -> tuple[str, ManifestFileMeta]:
+        name = namer.new_manifest()
+        size = write_manifest(os.path.join(manifest_dir, name), delta)
+        return name, manifest_file_meta(name, size, delta, part_types)
+
+    delta_entries: list[ManifestEntry] = []
+    manifest_name, delta_meta = "", None  # written on the first attempt
+    snapshots = SnapshotManager(table_path, table)
+    schemas = SchemaManager(table_path, table)
+    user = commit_user or str(uuid.uuid4())
+    for attempt in range(MAX_ATTEMPTS):
+        latest = snapshots.latest()
+        attempt_entries = list(entries) + (replaces(latest) if replaces is not None else [])
+        if delta_meta is None or attempt_entries != delta_entries:
+            if manifest_name:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(manifest_dir, manifest_name))
+            delta_entries = attempt_entries
+            manifest_name, delta_meta = write_delta(delta_entries)
+        assert delta_meta is not None
+        added = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.ADD)
+        removed = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.DELETE)
+        base: list[ManifestFileMeta] = []
+        if latest is not None:
+            for name in (latest.base_manifest_list, latest.delta_manifest_list):
+                base.extend(read_manifest_list(os.path.join(manifest_dir, name)))
+        base_name, delta_name = namer.new_manifest_list(), namer.new_manifest_list()
+        base_size = write_manifest_list(os.path.join(manifest_dir, base_name), base)
+        delta_size = write_manifest_list(os.path.join(manifest_dir, delta_name), [delta_meta])
+        previous_total = (latest.total_record_count or 0) if latest else 0
+        # As Java's FileStoreCommitImpl: the snapshot records the table's latest schema at
+        # commit time, not the writer's. An ALTER may have landed while the files were being
+        # written (they keep their own schema id in the manifest); a snapshot older than its
+        # files' schema would make time travel drop their new columns, and snapshot schema
+        # ids would go backwards.
+        schema_id = max([schema.id, *schemas.list_ids()])
+        snap = Snapshot(
+            id=(latest.id + 1) if latest else 1, schema_id=schema_id,
+            base_manifest_list=base_name, delta_manifest_list=delta_name,
+            commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
+            time_millis=int(time.time() * 1000),
+            total_record_count=previous_total + added - removed,
+            delta_record_count=added - removed, version=3, uuid=str(uuid.uuid4()),
+            base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
+            writer_version=WRITER_VERSION,
+        )
+        if snapshots.commit(snap):
+            return snap
+        for name in (base_name, delta_name):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(manifest_dir, name))
+        time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+    if manifest_name:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(manifest_dir, manifest_name))
+    raise CommitConflictError(
+        f"Gave up committing to {table} after {MAX_ATTEMPTS} lost races; nothing of this "
+        "commit is visible.", table=table, rule="commit-conflict")

@@ -1,0 +1,175 @@
+"""Files in a table directory that no snapshot references: what a killed writer leaves.
+
+A writer writes data files, then a manifest, then manifest lists, and only then the snapshot
+that makes them visible. If it dies before the snapshot, the files are orphans: invisible to
+every reader, but taking space. Everything a snapshot names — its manifest lists, their
+manifests, every data file any of those manifests mentions (ADD or DELETE), and extra files
+— is kept, and so are all schema and snapshot files.
+
+Like Paimon's ``remove_orphan_files``, only files older than ``older_than_seconds`` are
+candidates, so a writer still in flight keeps its files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import time
+from dataclasses import dataclass
+
+from schemalab import fileio
+from schemalab.errors import SchemaLabError
+from schemalab.paimon import paths
+from schemalab.paimon.manifest import read_manifest, read_manifest_list
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.schema.table_schema import TableSchema
+
+DEFAULT_OLDER_THAN_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class OrphanReport:
+    table_path: str
+    orphans: tuple[str, ...]
+    kept: int
+    deleted: bool
+
+    def text(self) -> str:
+        verb = "deleted" if self.deleted else "would delete (dry run; pass --delete)"
+        lines = [f"{len(self.orphans)} orphan file(s) in {self.table_path}; {verb}; "
+                 f"{self.kept} referenced file(s) kept"]
+        lines += [f"  {os.path.relpath(p, self.table_path)}" for p in self.orphans]
+        return "\n".join(lines)
+
+
+def referenced_files(table_path: str) -> set[str]:
+    """Absolute paths of every file some snapshot of the table still needs."""
+    snapshots = SnapshotManager(table_path)
+    schemas = SchemaManager(table_path)
+    manifest_dir = os.path.join(table_path, "manifest")
+    keep: set[str] = set()
+    seen_manifests: set[str] = set()
+    schema_cache: dict[int, TableSchema] = {}
+    tag_dir = os.path.join(table_path, "tag")
+    tagged = []
+    for tag in sorted(os.listdir(tag_dir)) if os.path.isdir(tag_dir) else []:
+        if tag.startswith("tag-"):
+            p = os.path.join(tag_dir, tag)
+            tagged.append(Snapshot.from_json(fileio.read_bytes(p), path=p))
+    for snap in [snapshots.get(sid) for sid in snapshots.list_ids()] + tagged:
+        for name in (snap.base_manifest_list, snap.delta_manifest_list,
+                     snap.changelog_manifest_list, snap.index_manifest):
+            if not name:
+                continue
+            keep.add(os.path.join(manifest_dir, name))
+            if name == snap.index_manifest:
+                continue
+            for meta in read_manifest_list(os.path.join(manifest_dir, name)):
+                path = os.path.join(manifest_dir, meta.file_name)
+                keep.add(path)
+                if path in seen_manifests:
+                    continue
+                seen_manifests.add(path)
+                for e in read_manifest(path):
+                    fs = schema_cache.get(e.file.schema_id)
+                    if fs is None:
+                        fs = schema_cache[e.file.schema_id] = schemas.get(e.file.schema_id)
+                    part_types = [fs.type_of(k) for k in fs.partition_keys]
+                    values = e.partition_values(part_types) if part_types else []
+                    d = paths.bucket_dir(table_path,
+                                         list(zip(fs.partition_keys, values, strict=True)),
+                                         e.bucket)
+                    keep.add(os.path.join(d, e.file.file_name))
+                    keep.update(os.path.join(d, x) for x in e.file.extra_files)
+                    if e.file.external_path:
+                        keep.add(e.file.external_path.removeprefix("file:"))
+    return keep
+
+
+def _is_data_dir(name: str) -> bool:
+    """A top-level directory of a Paimon table that holds data files (partition, bucket)."""
+    return name.startswith("bucket-") or "=" in name
+
+
+def find_orphans(table_path: str, *, older_than_seconds: float = DEFAULT_OLDER_THAN_SECONDS
+                 ) -> tuple[list[str], int]:
+    """(orphan paths, number of referenced files seen). Staging directories of dead writers
+    are reported as one path each.
+
+    Only the places a writer of this table writes are searched: ``manifest/``, partition
+    and bucket directories, and hidden temporary files in ``schema/`` and ``snapshot/``.
+    Directories schemalab does not write (``index/``, ``statistics/``, ``tag/``,
+    ``changelog/``, ...) are never touched; a table with branches is refused, because
+    branches share the data files and have their own snapshots."""
+    table_path = os.path.abspath(table_path)
+    if not os.path.isdir(os.path.join(table_path, "schema")):
+        raise SchemaLabError(f"{table_path} is not a Paimon table (no schema/ directory)",
+                             rule="table-must-exist")
+    branch_dir = os.path.join(table_path, "branch")
+    if os.path.isdir(branch_dir) and os.listdir(branch_dir):
+        raise SchemaLabError(
+            f"{table_path} has branches ({branch_dir}): their snapshots share this table's "
+            "data files, and schemalab does not read them, so it cannot tell orphans apart. "
+            "Use Paimon's remove_orphan_files.", rule="orphans-branches")
+    keep = referenced_files(table_path)
+    now = time.time()
+    orphans: list[str] = []
+    kept = 0
+
+    def old(p: str) -> bool:
+        try:
+            return now - os.path.getmtime(p) >= older_than_seconds
+        except FileNotFoundError:  # removed meanwhile (a writer's own cleanup)
+            return False
+
+    for top in sorted(os.listdir(table_path)):
+        top_path = os.path.join(table_path, top)
+        if top.startswith(".staging-") and os.path.isdir(top_path):
+            if old(top_path):
+                orphans.append(top_path)
+            continue
+        if not os.path.isdir(top_path):
+            continue
+        if top in ("schema", "snapshot"):
+            # committed metadata is never an orphan; only our hidden temp files can be
+            orphans += [os.path.join(top_path, f) for f in sorted(os.listdir(top_path))
+                        if f.startswith(".") and f.endswith(".tmp")
+                        and old(os.path.join(top_path, f))]
+            continue
+        if top != "manifest" and not _is_data_dir(top):
+            continue
+        for d, dirs, files in os.walk(top_path):
+            for sub in list(dirs):
+                if sub.startswith(".staging-"):
+                    p = os.path.join(d, sub)
+                    if old(p):
+                        orphans.append(p)
+                    dirs.remove(sub)
+            for f in files:
+                p = os.path.join(d, f)
+                if p in keep:
+                    kept += 1
+                elif old(p):
+                    orphans.append(p)
+    return sorted(orphans), kept
+
+
+def clean_orphans(table_path: str, *, delete: bool = False,
+                  older_than_seconds: float = DEFAULT_OLDER_THAN_SECONDS) -> OrphanReport:
+    """List (and with ``delete``, remove) the table's orphan files.
+
+    Before deleting, the referenced files are worked out a second time: a writer that
+    committed between the listing and the deletion keeps its files."""
+    orphans, kept = find_orphans(table_path, older_than_seconds=older_than_seconds)
+    if delete and orphans:
+        keep = referenced_files(os.path.abspath(table_path))
+        orphans = [p for p in orphans if p not in keep]
+        for p in orphans:
+            if os.path.isdir(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(p)
+    return OrphanReport(os.path.abspath(table_path), tuple(orphans), kept, delete)

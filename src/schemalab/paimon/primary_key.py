@@ -1,0 +1,99 @@
+"""Primary-key tables in Paimon's layout: the key-value file columns and the key rules.
+
+A primary-key table's data files hold, before the value columns (the whole row, under the
+names of the schema it was written with), the trimmed primary key as ``_KEY_<pk>`` columns,
+``_SEQUENCE_NUMBER`` (BIGINT) and ``_VALUE_KIND`` (TINYINT: 0 ``+I``, 1 ``-U``, 2 ``+U``,
+3 ``-D``). Every row of a key lives in the bucket Paimon's bucket function gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from schemalab.errors import SchemaLabError
+from schemalab.schema.table_schema import TableSchema
+
+KEY_PREFIX = "_KEY_"
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+VALUE_KIND = "_VALUE_KIND"
+#: Java's SpecialFields: key columns carry the value field's id plus Integer.MAX_VALUE / 2
+KEY_FIELD_ID_START = (2**31 - 1) // 2
+SEQUENCE_NUMBER_ID = 2**31 - 2
+VALUE_KIND_ID = 2**31 - 3
+
+#: RowKind bytes
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+ROW_KINDS = {INSERT: "+I", UPDATE_BEFORE: "-U", UPDATE_AFTER: "+U", DELETE: "-D"}
+RETRACT = (UPDATE_BEFORE, DELETE)
+
+
+def trimmed_primary_keys(schema: TableSchema, table: str) -> list[str]:
+    """The key of the table's files: the primary key without the partition keys (Java's
+    ``TableSchema.trimmedPrimaryKeys``, with its messages)."""
+    pk, parts = list(schema.primary_keys), list(schema.partition_keys)
+    if not set(parts) <= set(pk):
+        raise SchemaLabError(
+            f"Primary key constraint {_jlist(pk)} should include all partition fields "
+            f"{_jlist(parts)} (table {table})", table=table, rule="primary-key-partition")
+    trimmed = [k for k in pk if k not in parts]
+    if not trimmed:
+        raise SchemaLabError(
+            f"Primary key constraint {_jlist(pk)} should not be same with partition fields "
+            f"{_jlist(parts)}, this will result in only one record in a partition (table "
+            f"{table})", table=table, rule="primary-key-partition")
+    return trimmed
+
+
+def _jlist(items: Sequence[str]) -> str:
+    return "[" + ", ".join(items) + "]"
+
+
+def check_merge_engine(schema: TableSchema, table: str) -> None:
+    """Refuse options that change how rows merge: reading such a table with the deduplicate
+    engine would return wrong rows."""
+    opts = schema.effective_options()
+    engine = opts.get("merge-engine", "deduplicate")
+    if engine != "deduplicate":
+        raise SchemaLabError(
+            f"Table {table} uses merge-engine '{engine}'; schemalab implements Paimon's "
+            "'deduplicate' merge engine only. Read this table with Paimon (Flink, Spark, "
+            "pypaimon).", table=table, rule="merge-engine")
+    if opts.get("deletion-vectors.enabled", "false").lower() == "true":
+        # Compaction then marks replaced rows in deletion vectors instead of keeping the newer
+        # version next to them; merging files without the vectors could bring rows back.
+        raise SchemaLabError(
+            f"Table {table} has deletion vectors ('deletion-vectors.enabled'); schemalab's "
+            "merge does not apply them. Read this table with Paimon.", table=table,
+            rule="deletion-vectors")
+    if opts.get("sequence.field"):
+        raise SchemaLabError(
+            f"Table {table} sets 'sequence.field'; schemalab's deduplicate merge orders rows "
+            "by _SEQUENCE_NUMBER only. Read this table with Paimon.", table=table,
+            rule="sequence.field")
+
+
+def check_writable(schema: TableSchema, table: str) -> list[str]:
+    """The trimmed key, after checking that schemalab can write the table."""
+    trimmed = trimmed_primary_keys(schema, table)
+    check_merge_engine(schema, table)
+    if schema.effective_options().get("rowkind.field"):
+        # Reads are fine (the kind is in _VALUE_KIND); writes would have to take it from
+        # that column.
+        raise SchemaLabError(
+            f"Table {table} sets 'rowkind.field'; schemalab writes every inserted row as +I. "
+            "Write this table with Paimon, or use DELETE FROM.", table=table,
+            rule="rowkind.field")
+    n = int(schema.effective_options().get("bucket", "-1"))
+    if n <= 0:
+        raise SchemaLabError(
+            f"Table {table} has a primary key and 'bucket' = '{n}': schemalab writes "
+            "primary-key tables with a fixed number of buckets only (Paimon's dynamic and "
+            "postpone bucket modes need a key index). Create the table with "
+            "TBLPROPERTIES ('bucket' = 'N').", table=table, rule="primary-key-bucket")
+    return trimmed
+
+
+def merge_key_columns(schema: TableSchema) -> list[str]:
+    """The columns one merged row is identified by: the primary key and the partition keys."""
+    keys = list(schema.primary_keys)
+    return keys + [k for k in schema.partition_keys if k not in keys]

@@ -1,0 +1,1 @@
+"""Presentation at the edges: HTML for notebooks."""

@@ -1,0 +1,62 @@
+"""HTML for notebooks: every name escaped, one palette for change kinds."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.history.model import TableHistory
+    from schemalab.history.versions import FieldEvent
+
+def e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+_EVENT_COLORS = {"added": "#1a7f37", "renamed": "#0969da", "retyped": "#9a6700",
+                 "nullability_changed": "#8250df", "commented": "#57606a", "moved": "#57606a",
+                 "dropped": "#cf222e"}
+
+
+def event_badge(ev: FieldEvent) -> str:
+    color = _EVENT_COLORS.get(ev.kind, "#57606a")
+    return (f'<span class="sl-ev sl-{e(ev.kind)}" style="color:{color}">'
+            f"{e(ev.describe())}</span>")
+
+
+def render_history_html(h: TableHistory) -> str:
+    rows = []
+    for v in h.schemas:
+        evs = ", ".join(event_badge(ev) for ev in v.events) or "—"
+        rows.append(f"<tr><td>{v.id}</td><td>{e(_fmt_time(v.time_millis))}</td>"
+                    f"<td>{len(v.top_level)}</td><td>{evs}</td></tr>")
+    lin_rows = []
+    for lin in h.lineage:
+        flags = []
+        if lin.name_reused_from:
+            flags.append("name reused from field " + ", ".join(map(str, lin.name_reused_from)))
+        if lin.swapped_with:
+            flags.append("swapped with field " + ", ".join(map(str, lin.swapped_with)))
+        lin_rows.append(
+            f"<tr><td>{lin.field_id}</td><td>{' → '.join(e(n) for n in lin.names)}</td>"
+            f"<td>{'; '.join(event_badge(ev) for ev in lin.events)}</td>"
+            f"<td>{e('; '.join(flags))}</td></tr>")
+    snap_rows = [f"<tr><td>{s.id}</td><td>{'' if s.schema_id is None else s.schema_id}</td>"
+                 f"<td>{e(s.kind)}</td><td>{'' if s.record_count is None else s.record_count}"
+                 f"</td><td>{len(s.live_files)}</td></tr>" for s in h.snapshots]
+    return (
+        f'<div class="sl-history"><h4>{e(h.name)} <small>({e(h.format)})</small></h4>'
+        "<table><thead><tr><th>schema</th><th>time</th><th>columns</th><th>changes</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+        "<table><thead><tr><th>field id</th><th>names</th><th>events</th><th>flags</th></tr>"
+        f"</thead><tbody>{''.join(lin_rows)}</tbody></table>"
+        "<table><thead><tr><th>snapshot</th><th>schema</th><th>kind</th><th>rows</th>"
+        f"<th>live files</th></tr></thead><tbody>{''.join(snap_rows)}</tbody></table></div>")
+
+
+def _fmt_time(millis: int | None) -> str:
+    import datetime as dt
+
+    if millis is None or millis <= 0:
+        return ""
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,0 +1,164 @@
+"""Schema changes as values: what an ALTER TABLE asks for, before any rule is checked.
+
+Each change prints itself as the Spark SQL that asks for it::
+
+    >>> from schemalab.types import STRING
+    >>> AddColumn(("c",), STRING(), move=Move("c", "AFTER", "a")).sql()
+    'ADD COLUMN c STRING AFTER a'
+    >>> RenameColumn(("addr", "zip"), "postcode").sql()
+    'RENAME COLUMN addr.zip TO postcode'
+
+:func:`schemalab.schema.apply.apply_changes` applies them under Paimon's rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from schemalab.types.model import DataType, quote_identifier
+
+MoveKind = Literal["FIRST", "AFTER", "BEFORE", "LAST"]
+
+
+def path_text(path: Sequence[str]) -> str:
+    """A nested column's dotted name, as Paimon's messages print it."""
+    return ".".join(path)
+
+
+def _path_sql(path: Sequence[str]) -> str:
+    return ".".join(quote_identifier(p) for p in path)
+
+
+def sql_string(text: str) -> str:
+    """A Spark SQL string literal: backslash escapes, as Spark reads them."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass(frozen=True)
+class Move:
+    """A column position: FIRST, LAST, or AFTER/BEFORE a reference column."""
+
+    field_name: str
+    kind: MoveKind
+    reference: str | None = None
+
+    def sql(self) -> str:
+        if self.kind in ("FIRST", "LAST"):
+            return self.kind
+        return f"{self.kind} {quote_identifier(self.reference or '')}"
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    path: tuple[str, ...]
+    data_type: DataType
+    comment: str | None = None
+    move: Move | None = None
+
+    def sql(self) -> str:
+        text = f"ADD COLUMN {_path_sql(self.path)} {self.data_type.sql()}"
+        if self.comment is not None:
+            text += " COMMENT " + sql_string(self.comment)
+        if self.move is not None:
+            text += " " + self.move.sql()
+        return text
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    path: tuple[str, ...]
+
+    def sql(self) -> str:
+        return f"DROP COLUMN {_path_sql(self.path)}"
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    path: tuple[str, ...]
+    new_name: str
+
+    def sql(self) -> str:
+        return f"RENAME COLUMN {_path_sql(self.path)} TO {quote_identifier(self.new_name)}"
+
+
+@dataclass(frozen=True)
+class UpdateColumnType:
+    path: tuple[str, ...]
+    new_type: DataType
+    #: Spark's ALTER COLUMN ... TYPE keeps the column's nullability
+    keep_nullability: bool = True
+
+    def sql(self) -> str:
+        return f"ALTER COLUMN {_path_sql(self.path)} TYPE {self.new_type.sql()}"
+
+
+@dataclass(frozen=True)
+class UpdateColumnNullability:
+    path: tuple[str, ...]
+    nullable: bool
+
+    def sql(self) -> str:
+        return (f"ALTER COLUMN {_path_sql(self.path)} "
+                f"{'DROP' if self.nullable else 'SET'} NOT NULL")
+
+
+@dataclass(frozen=True)
+class UpdateColumnComment:
+    path: tuple[str, ...]
+    comment: str | None
+
+    def sql(self) -> str:
+        text = "NULL" if self.comment is None else sql_string(self.comment)
+        return f"ALTER COLUMN {_path_sql(self.path)} COMMENT {text}"
+
+
+@dataclass(frozen=True)
+class UpdateColumnPosition:
+    move: Move
+
+    def sql(self) -> str:
+        return f"ALTER COLUMN {quote_identifier(self.move.field_name)} {self.move.sql()}"
+
+
+@dataclass(frozen=True)
+class SetOption:
+    key: str
+    value: str
+
+    def sql(self) -> str:
+        return f"SET TBLPROPERTIES ({sql_string(self.key)} = {sql_string(self.value)})"
+
+
+@dataclass(frozen=True)
+class RemoveOption:
+    key: str
+
+    def sql(self) -> str:
+        return f"UNSET TBLPROPERTIES ({sql_string(self.key)})"
+
+
+@dataclass(frozen=True)
+class UpdateComment:
+    comment: str | None
+
+    def sql(self) -> str:
+        if self.comment is None:
+            return "UNSET TBLPROPERTIES ('comment')"
+        return f"SET TBLPROPERTIES ('comment' = {sql_string(self.comment)})"
+
+
+SchemaChange = (AddColumn | DropColumn | RenameColumn | UpdateColumnType
+                | UpdateColumnNullability | UpdateColumnComment | UpdateColumnPosition
+                | SetOption | RemoveOption | UpdateComment)
+
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column of CREATE TABLE, before it has an id."""
+
+    name: str
+    data_type: DataType
+    comment: str | None = None
