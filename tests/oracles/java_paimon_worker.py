@@ -636,20 +636,28 @@ class Worker:
         return {"snapshot_id": self.commit(table, fill), "buckets": len(targets)}
 
     def _compact_unaware(self, table: Any) -> Any:
-        table = table.copy({"compaction.min.file-num": "2"})
-        coordinator = self.P.append.UnawareAppendTableCompactionCoordinator(table, False)
-        tasks = list(coordinator.run())
+        """One UnawareAppendCompactionTask per partition holding every live file (the
+        coordinator would pick only small-enough bins)."""
+        by_partition: dict[str, tuple[Any, list[Any]]] = {}
+        for split in self.Util.getReadBuilder(table).newScan().plan().splits():
+            key = split.partition().toString()
+            entry = by_partition.setdefault(key, (split.partition(), []))
+            entry[1].extend(list(split.dataFiles()))
+        tasks = [self.P.append.UnawareAppendCompactionTask(partition, files)
+                 for partition, files in by_partition.values() if len(files) > 1]
         if not tasks:
             return {"snapshot_id": None, "tasks": 0}
         wb = self.Util.getBatchWriteBuilder(table)
         write = table.store().newWrite("java-paimon-oracle")
         write.withIOManager(self.io_manager)
-        messages = [task.doCompact(table, write) for task in tasks]
-        commit = wb.newCommit()
         try:
-            commit.commit(messages)
+            messages = [task.doCompact(table, write) for task in tasks]
+            commit = wb.newCommit()
+            try:
+                commit.commit(messages)
+            finally:
+                commit.close()
         finally:
-            commit.close()
             write.close()
         return {"snapshot_id": int(table.snapshotManager().latestSnapshotId()),
                 "tasks": len(tasks)}
