@@ -196,6 +196,12 @@ class JavaPaimon:
     def compact(self, warehouse: Any, table: str, *, database: str = "default") -> Any:
         return self.run("compact", warehouse=warehouse, database=database, table=table)
 
+    def delete_where(self, warehouse: Any, table: str, column: str, values: list[Any], *,
+                     database: str = "default") -> Any:
+        """Delete rows of an append table with deletion vectors (as Spark's DELETE does)."""
+        return self.run("delete_where", warehouse=warehouse, database=database, table=table,
+                        column=column, values=values)
+
     def describe(self, warehouse: Any, table: str, *, database: str = "default") -> Any:
         return self.run("describe", warehouse=warehouse, database=database, table=table)
 

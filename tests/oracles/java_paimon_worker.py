@@ -597,6 +597,63 @@ class Worker:
                 "types": [f.type().asSQLString() for f in fields],
                 "rows": C.sort_rows(rows)}
 
+    def op_delete_where(self, req: dict[str, Any]) -> Any:
+        """``DELETE FROM t WHERE column IN (values)`` on an append table with deletion
+        vectors, the way paimon-spark does it (PaimonSparkWriter.persistDeletionVectors): row
+        positions per data file → BitmapDeletionVector → AppendDeletionFileMaintainer →
+        a commit of index files only. Positions come from reading each Parquet file with
+        pyarrow; ``column`` is the name the files carry."""
+        import pyarrow.parquet as pq
+
+        table = self.table(req)
+        if not table.coreOptions().deletionVectorsEnabled() or list(table.primaryKeys()):
+            raise ValueError("delete_where is for append tables with deletion-vectors.enabled")
+        wanted = {C.dumps(v) for v in req["values"]}
+        column = req["column"]
+        snapshot_id = table.snapshotManager().latestSnapshotId()
+        handler = table.store().newIndexFileHandler()
+        Maintainer = self.P.deletionvectors.append.AppendDeletionFileMaintainer
+        unaware = table.bucketMode().name() == "BUCKET_UNAWARE"
+        maintainers: dict[tuple[str, int], Any] = {}
+        deleted = 0
+        for split in self.Util.getReadBuilder(table).newScan().plan().splits():
+            partition, bucket = split.partition(), int(split.bucket())
+            key = (partition.toString(), bucket)
+            for meta in split.dataFiles():
+                path = split.bucketPath() + "/" + meta.fileName()
+                values = pq.read_table(path.replace("file:", "", 1), columns=[column]).column(0)
+                positions = [i for i, v in enumerate(values.to_pylist()) if C.dumps(v) in wanted]
+                if not positions:
+                    continue
+                if key not in maintainers:
+                    maintainers[key] = (Maintainer.forUnawareAppend(handler, snapshot_id,
+                                                                    partition) if unaware else
+                                        Maintainer.forBucketedAppend(handler, snapshot_id,
+                                                                     partition, bucket))
+                dv = self.P.deletionvectors.BitmapDeletionVector()
+                for pos in positions:
+                    dv.delete(pos)
+                maintainers[key].notifyNewDeletionVector(meta.fileName(), dv)
+                deleted += len(positions)
+        if not maintainers:
+            return {"snapshot_id": None, "deleted": 0}
+        io = self.P.io
+        messages = []
+        for m in maintainers.values():
+            entries = list(m.persist())
+            added = [e.indexFile() for e in entries if e.kind().name() == "ADD"]
+            removed = [e.indexFile() for e in entries if e.kind().name() != "ADD"]
+            messages.append(self.P.table.sink.CommitMessageImpl(
+                m.getPartition(), m.getBucket(), io.DataIncrement.emptyIncrement(),
+                io.CompactIncrement.emptyIncrement(), io.IndexIncrement(added, removed)))
+        commit = self.Util.getBatchWriteBuilder(table).newCommit()
+        try:
+            commit.commit(messages)
+        finally:
+            commit.close()
+        return {"snapshot_id": int(table.snapshotManager().latestSnapshotId()),
+                "deleted": deleted}
+
     def op_snapshots(self, req: dict[str, Any]) -> Any:
         table = self.table(req)
         sm = table.snapshotManager()
