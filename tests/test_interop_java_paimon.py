@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 from oracles.compare import assert_equal_every_snapshot, java_read, ours, table_dir
-from oracles.fixtures import java_paimon  # noqa: F401 - the session fixture
 from oracles.java_paimon import (
     JavaPaimon,
     JavaPaimonError,
@@ -37,6 +36,8 @@ from oracles.java_paimon import (
 
 import schemalab as sl
 
+# The session fixture `java_paimon` (one Java Paimon worker for the whole run).
+pytest_plugins = ["oracles.fixtures"]
 pytestmark = pytest.mark.spark
 
 
@@ -381,7 +382,8 @@ def test_ours_append_with_alters_read_by_java(java_paimon: JavaPaimon, wh: sl.Wa
     wh.sql("ALTER TABLE t ALTER COLUMN score TYPE DOUBLE")
     wh.sql("ALTER TABLE t ALTER COLUMN id TYPE BIGINT")
     wh.sql("ALTER TABLE t ALTER COLUMN name FIRST")
-    wh.sql("INSERT INTO t VALUES ('cy', 6000000000, 'b3', 'a3', 0.1D, named_struct('x', 3, 'y', 'q'))")
+    wh.sql("INSERT INTO t VALUES "
+           "('cy', 6000000000, 'b3', 'a3', 0.1D, named_struct('x', 3, 'y', 'q'))")
     assert assert_equal_every_snapshot(java_paimon, wh_path, "t", spark) == 3
 
 

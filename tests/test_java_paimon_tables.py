@@ -18,7 +18,6 @@ from typing import Any
 import fastavro
 import pytest
 from oracles.compare import assert_equal_every_snapshot, java_read, table_dir
-from oracles.fixtures import java_paimon  # noqa: F401 - the session fixture
 from oracles.java_paimon import (
     JavaPaimon,
     add_column,
@@ -26,6 +25,8 @@ from oracles.java_paimon import (
     update_column_type,
 )
 
+# The session fixture `java_paimon` (one Java Paimon worker for the whole run).
+pytest_plugins = ["oracles.fixtures"]
 pytestmark = pytest.mark.spark
 
 

@@ -34,8 +34,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import canonical as C  # noqa: E402
 
-JVM_ARGS = ("--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED"
-            " -Xmx1g -XX:TieredStopAtLevel=1")
+# Arrow's MemoryUtil (inside the bridge) needs the two --add-opens; the rest keeps the JVM
+# small and quick to start for tiny tables.
+JVM_ARGS = ("--add-opens=java.base/java.nio=ALL-UNNAMED"
+            " --add-opens=java.base/sun.nio.ch=ALL-UNNAMED -Xmx1g -XX:TieredStopAtLevel=1")
 
 # The protocol owns the real stdout; anything else printing there (the JVM child inherits
 # fd 1, py4j, log4j) goes to stderr instead.
