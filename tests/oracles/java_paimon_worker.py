@@ -457,8 +457,7 @@ class Worker:
     # -- ops ----------------------------------------------------------------------------------
 
     def op_ping(self, req: dict[str, Any]) -> Any:
-        return {"paimon": self.P.utils.VersionInfo.getVersion()
-                if hasattr(self.P.utils, "VersionInfo") else "1.0"}
+        return "pong"
 
     def op_create_table(self, req: dict[str, Any]) -> Any:
         b = self.P.schema.Schema.newBuilder()
