@@ -21,11 +21,34 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[dev,lab]"
 	@touch $(STAMP)
 
+# --- Java Paimon oracle (tests/oracles/, issue "Java Paimon fidelity, both ways") -----------
+# Its own venv: paimon-python-ali bundles Java Paimon 1.0 (paimon-python-java-bridge.jar) and
+# pins py4j 0.10.9.7, which must never meet PySpark's py4j in $(VENV). The interop tests start
+# one worker from it per session; without it they fail and name this target.
+JAVA_PAIMON_VENV := .venv-paimon-java
+JAVA_PAIMON_STAMP := $(JAVA_PAIMON_VENV)/.installed
+JAVA_PAIMON_REQS := tests/oracles/requirements-java-paimon.txt
+
+.PHONY: $(JAVA_PAIMON_VENV) test-interop
+$(JAVA_PAIMON_VENV): $(JAVA_PAIMON_STAMP)
+
+$(JAVA_PAIMON_STAMP): $(JAVA_PAIMON_REQS)
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  test -x $(JAVA_PAIMON_VENV)/bin/python || $$PYBIN -m venv $(JAVA_PAIMON_VENV)
+	$(JAVA_PAIMON_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(JAVA_PAIMON_VENV)/bin/python -m pip install --quiet -r $(JAVA_PAIMON_REQS)
+	@touch $(JAVA_PAIMON_STAMP)
+
+# Only the Java Paimon cross-checks (both directions, every snapshot, and its real tables).
+test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
+	$(PY) -m pytest -q tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py
+# --- end Java Paimon oracle ------------------------------------------------------------------
+
 lab: check-java $(STAMP)
 	cd notebooks && ../$(VENV)/bin/jupyter lab $$(test -f 00_tour.ipynb && echo 00_tour.ipynb)
 
 # Fast pure-Python tests, then Spark tests (one shared session), then every notebook (nbval).
-test: check-java $(STAMP)
+test: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
 	$(PY) -m pytest -q tests notebooks --nbval
 
 # The tour's widgets clicked in a real JupyterLab, in Debian's chromium (Playwright drives it;
@@ -62,3 +85,4 @@ soak: check-java $(STAMP)
 	SCHEMALAB_MODEL_EXAMPLES=2000 SCHEMALAB_PYPAIMON_SEQUENCES=100 SCHEMALAB_SOAK=1 \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/test_model_based.py \
 	  tests/test_model_pypaimon.py tests/test_crash_safety.py tests/test_concurrency.py
+
