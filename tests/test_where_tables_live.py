@@ -48,6 +48,9 @@ ACCOUNTS = [
 ]
 ACCOUNTS_ROWS = [(2, "bob", 75), (3, "cy", 7)]
 
+# A test for one kind of remote_spark (same cached session as the parametrized fixture's).
+ONLY_CONNECT = pytest.mark.parametrize("remote_spark", ["connect"], indirect=True)
+
 # Why things fail today (the lead fixes src/; these reasons say where).
 CONFIGURE_SESSION = ("issue 13: Warehouse(spark=...) calls configure_session "
                      "(warehouse.py:54), whose spark.sparkContext.setLogLevel (spark.py:80) "
@@ -98,6 +101,38 @@ def _without_set_log_level(monkeypatch: pytest.MonkeyPatch) -> None:
         return spark
 
     monkeypatch.setattr(sl_spark, "configure_session", configure_session)
+
+
+# ==== the infrastructure itself ===============================================================
+
+
+def test_infra_failure_names_the_server_and_shows_its_log_tail(tmp_path: Path) -> None:
+    from infra.procs import InfraError, ServerProcess
+
+    server = ServerProcess("doomed server", ["bash", "-c", "echo starting; echo boom >&2; exit 3"],
+                           tmp_path / "doomed.log")
+    with pytest.raises(InfraError) as e:
+        server.wait_ready(lambda: False, timeout=30, what="listening")
+    text = str(e.value)
+    assert "doomed server: exited before listening (exited with code 3" in text
+    assert "starting\nboom" in text and str(tmp_path / "doomed.log") in text
+
+
+def test_infra_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
+    """A server's children (a worker's executors, Spark's Python workers) go with it, even
+    one that ignores SIGTERM (SIGKILL after the grace period)."""
+    import time
+
+    from infra.procs import ServerProcess, group_pids
+
+    script = "trap '' TERM; (trap '' TERM; sleep 600) & sleep 600 & echo up; wait"
+    server = ServerProcess("stubborn server", ["bash", "-c", script], tmp_path / "s.log")
+    server.wait_ready(lambda: server.log_contains("up"), timeout=30, what="up")
+    assert len(group_pids(server.pid)) >= 3
+    t0 = time.monotonic()
+    server.stop(grace=1)
+    assert group_pids(server.pid) == []
+    assert time.monotonic() - t0 < 10
 
 
 # ==== S3 on loopback (no Spark) ===============================================================
@@ -397,14 +432,15 @@ def test_bucket_udf_failure_names_schemalab(remote_spark: Any, tmp_path: Path,
     assert wh.table("accounts").snapshots == []  # nothing committed
 
 
+@ONLY_CONNECT
 def test_primary_key_table_with_schemalab_shipped_to_connect(
-        remote_spark: Any, remote_kind: str, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+        remote_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest) -> None:
     """Workaround available today over Connect: ship schemalab (pure Python; needs only
     pyarrow on the executors for the bucket UDF's imports) as a zip artifact of a session of
-    its own (artifacts are per session, so the shared session stays clean)."""
-    if remote_kind != "connect":
-        pytest.skip("classic: sc.addPyFile would leak into the shared driver's other tests")
+    its own (artifacts are per session, so the shared session stays clean). The classic
+    equivalent, ``spark.sparkContext.addPyFile(zip)``, is process-wide, so it is not tried on
+    the shared standalone driver."""
     import shutil
 
     from pyspark.sql import SparkSession
@@ -445,11 +481,10 @@ def test_open_table_without_a_session_uses_the_active_one(
     assert _rows(t.read()) == FLIP_226_ROWS
 
 
-def test_cli_over_spark_connect(remote_spark: Any, remote_kind: str, tmp_path: Path,
+@ONLY_CONNECT
+def test_cli_over_spark_connect(remote_spark: Any, tmp_path: Path,
                                 request: pytest.FixtureRequest) -> None:
     """``SPARK_REMOTE=sc://… schemalab sql`` (pyspark's own way to pick Connect)."""
-    if remote_kind != "connect":
-        pytest.skip("SPARK_REMOTE is a Spark Connect setting")
     request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
         "issue 13: the CLI builds Warehouse(path) (cli.py:86) → local_spark(), whose "
         ".master('local[2]') (spark.py:47) with SPARK_REMOTE set makes getOrCreate() "

@@ -124,14 +124,12 @@ class ServerProcess:
         """SIGTERM to the process group, SIGKILL after ``grace`` s; reap. Idempotent."""
         _RUNNING.discard(self)
         pgid = self.proc.pid  # start_new_session: the group id is the child's pid
+        deadline = time.monotonic() + grace
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            pass
         # Children of the group (executors, Python workers) may outlive the leader.
-        deadline = time.monotonic() + grace
         while _group_alive(pgid) and time.monotonic() < deadline:
             time.sleep(0.1)
         with contextlib.suppress(ProcessLookupError, PermissionError):
