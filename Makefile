@@ -86,3 +86,28 @@ soak: check-java $(STAMP)
 	  $(PY) -m pytest -q -p no:cacheprovider tests/test_model_based.py \
 	  tests/test_model_pypaimon.py tests/test_crash_safety.py tests/test_concurrency.py
 
+# ---- issue 13: tables where they live (S3 on loopback, Spark Connect, standalone cluster) ----
+# The executors' Python of the standalone-cluster tests: only pyarrow, pandas and numpy (at the
+# driver venv's exact versions, on the driver's own base interpreter, as PySpark requires the
+# same Python minor version on both sides), and no schemalab, so that the tests prove what a
+# real cluster without schemalab installed does. PySpark itself reaches executors as
+# pyspark.zip from the worker's SPARK_HOME.
+EXEC_VENV ?= .venv-executor
+EXEC_STAMP := $(EXEC_VENV)/.installed
+
+$(EXEC_STAMP): $(STAMP)
+	rm -rf $(EXEC_VENV)
+	$$($(PY) -c 'import sys; print(sys._base_executable)') -m venv $(EXEC_VENV)
+	$(EXEC_VENV)/bin/python -m pip install --quiet $$($(PY) -c \
+	  'import numpy, pandas, pyarrow; print(*(f"{m.__name__}=={m.__version__}" for m in (numpy, pandas, pyarrow)))')
+	@! $(EXEC_VENV)/bin/python -c 'import schemalab' 2>/dev/null || { echo "$(EXEC_VENV) must not see schemalab"; exit 1; }
+	@touch $(EXEC_STAMP)
+
+.PHONY: executor-venv test-cluster
+executor-venv: $(EXEC_STAMP)
+
+# Opt-in, like test-browser: `make test` collects tests/test_where_tables_live.py and skips it
+# (SCHEMALAB_CLUSTER unset). Each server is started on 127.0.0.1 by the tests and stopped after.
+test-cluster: check-java $(STAMP) $(EXEC_STAMP)
+	SCHEMALAB_CLUSTER=1 SCHEMALAB_EXECUTOR_PYTHON=$(abspath $(EXEC_VENV))/bin/python \
+	  $(PY) -m pytest -q -m cluster tests/test_where_tables_live.py
