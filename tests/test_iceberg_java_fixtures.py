@@ -62,7 +62,6 @@ ORC_AVRO = "issue 12: ORC and Avro data files"
 NAME_MAPPING = "issue 12: name mapping (add_files)"
 UPGRADE_V1_V2 = "issue 12: format upgrade v1->v2"
 UPGRADE_V2_V3 = "issue 12: format upgrade v2->v3"
-NESTED_DEFAULT = "issue 12: nested initial-default"
 
 #: reason → what schemalab's refusal (a SchemaLabError) must say today
 REFUSAL: dict[str, str] = {
@@ -79,8 +78,8 @@ REFUSAL: dict[str, str] = {
     UPGRADE_V2_V3: r"missing 'first-row-id' \(required in v3\)",
 }
 
-#: reasons that are wrong answers (no error), not refusals; none among the Java tables today
-WRONG_ANSWER: frozenset[str] = frozenset({NESTED_DEFAULT})
+#: reasons that are wrong answers (no error), not refusals; none today
+WRONG_ANSWER: frozenset[str] = frozenset()
 
 #: table → read label ("current", a snapshot id, or "history" for the metadata test) → reason
 XFAIL: dict[str, dict[str, str]] = {
@@ -134,9 +133,7 @@ XFAIL: dict[str, dict[str, str]] = {
 #: cases the Java fixture does not hold, built from one of its tables by editing metadata and
 #: checked against the spec's rule (not against Iceberg); name → reason. These are silently
 #: wrong answers, not refusals.
-SPEC_XFAIL: dict[str, str] = {
-    "nested_initial_default": NESTED_DEFAULT,
-}
+SPEC_XFAIL: dict[str, str] = {}
 
 # --------------------------------------------------------------------------------------------
 # The expected answers
@@ -284,8 +281,6 @@ def test_snapshots_and_history_match_iceberg(name: str, label: str,
     assert main == ([] if cid in (None, -1) else [cid])
 
 
-@pytest.mark.xfail(strict=True, reason=SPEC_XFAIL["nested_initial_default"],
-                   raises=AssertionError)
 def test_nested_initial_default_spec(java_iceberg_tables: Path, tmp_path: Path,
                                      spark: Any) -> None:
     """A v3 ``initial-default`` on a *nested* field fills it for rows written before it was
@@ -293,7 +288,8 @@ def test_nested_initial_default_spec(java_iceberg_tables: Path, tmp_path: Path,
     t06 (``s struct<x, y>``, then ``s.z`` added, ``s.x``/``s.y`` dropped, then rows with
     ``z``) is copied and its metadata edited: format v3 and ``s.z`` with
     ``initial-default``/``write-default`` 7. Row 1 was written with a non-null ``s`` before
-    ``z`` existed, so it reads ``{z: 7}``; schemalab reads ``{z: NULL}`` (silently)."""
+    ``z`` existed, so it reads ``{z: 7}`` (schemalab read ``{z: NULL}``, silently, until
+    Iceberg reads planned into the one engine, whose evolve applies nested defaults)."""
     import shutil
 
     src = java_iceberg_tables / "t06_struct_all_old_fields_dropped"
