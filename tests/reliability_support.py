@@ -1142,7 +1142,7 @@ def py_insert(table: Any, rows: Sequence[dict[str, Any]]) -> Any:
                                 write.file_stats(meta, schema))
     try:
         return commits.commit(table.path, table.name, schema,
-                              [commits.data_file_entry(written, schema)])
+                              [write.data_file_entry(written, schema)])
     except BaseException:
         os.unlink(dest)
         raise

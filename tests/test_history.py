@@ -668,9 +668,9 @@ def append_rows(t: Table, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine.write import ColumnStats, WrittenFile
+    from schemalab.engine.write import ColumnStats, WrittenFile, data_file_entry
     from schemalab.paimon import paths
-    from schemalab.paimon.commit import commit, data_file_entry
+    from schemalab.paimon.commit import commit
     from schemalab.types.arrow import arrow_schema
 
     schema = t.schema

@@ -292,6 +292,7 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
     sequence numbers with the first, so it is refused (and nothing of it is visible)."""
     from schemalab.engine import pk_write as primary_key
     from schemalab.engine import write
+    from schemalab.engine.write import WriteTarget
     from schemalab.errors import CommitConflictError
     from schemalab.paimon import commit as commits
 
@@ -300,11 +301,12 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
            "'bucket' = '1'); INSERT INTO r VALUES (1, 'a')")
     t = wh.table("r")
     slow_df = write.to_frame(spark, [(1, "slow")], t.schema, t.name)
-    _, slow = primary_key.write_entries(t, slow_df, t.schema)  # numbered from snapshot 1
+    target = WriteTarget(t.path, t.name, t.schema, lambda: spark)
+    _, slow = primary_key.write_entries(target, slow_df)  # numbered from snapshot 1
     t.insert([(1, "fast")])  # commits snapshot 2 with the same sequence number
     with pytest.raises(CommitConflictError, match="run it again"):
         commits.commit(t.path, t.name, t.schema, slow,
-                       replaces=primary_key.sequence_guard(t, slow))
+                       replaces=primary_key.sequence_guard(t.path, t.name, slow))
     assert t.latest_snapshot.id == 2 and ours(t.read())[1] == [row(1, "fast")]
 
 

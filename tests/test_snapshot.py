@@ -26,8 +26,8 @@ from schemalab.paimon.manifest import (
     write_manifest_list,
 )
 from schemalab.paimon.scan import (
-    ManifestListNode,
-    ManifestNode,
+    ManifestListRead,
+    ManifestRead,
     live_files,
     manifest_tree,
     replay,
@@ -307,10 +307,10 @@ def test_manifest_tree_shows_where_each_entry_came_from(pypaimon_warehouses: Pat
     assert [e.file.file_name for e in tree.live] == [r["file_name"] for r in rows]
 
 
-def _node(*entries: ManifestEntry) -> ManifestListNode:
+def _node(*entries: ManifestEntry) -> ManifestListRead:
     meta = ManifestFileMeta("manifest-t-0", 1, 0, 0)
-    return ManifestListNode("delta", "manifest-list-t-0",
-                            (ManifestNode(meta, entries, "/t/manifest/manifest-t-0"),))
+    return ManifestListRead("delta", "manifest-list-t-0",
+                            (ManifestRead(meta, entries, "/t/manifest/manifest-t-0"),))
 
 
 def _e(name: str, kind: FileKind = FileKind.ADD, level: int = 0) -> ManifestEntry:

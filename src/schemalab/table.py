@@ -20,14 +20,14 @@ from schemalab import fileio
 from schemalab.engine import store
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
 from schemalab.engine.read import execute
-from schemalab.errors import SchemaLabError, TableNotFoundError
+from schemalab.engine.write import WriteTarget
+from schemalab.errors import SchemaLabError, SqlError, TableNotFoundError
 from schemalab.explain.key import explain_key
 from schemalab.explain.read import ReadExplanation, explain
 from schemalab.history.model import TableHistory
 from schemalab.history.paimon import paimon_history
-from schemalab.paimon import paths
-from schemalab.paimon.manifest import FileKind, ManifestEntry
-from schemalab.paimon.scan import live_files
+from schemalab.paimon.manifest import ManifestEntry
+from schemalab.paimon.scan import data_file_path, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.changes import SchemaChange
@@ -112,50 +112,58 @@ class Table:
 
     # ---- writes -------------------------------------------------------------------------------
 
+    def _write_target(self) -> WriteTarget:
+        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark)
+
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
                by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
         """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
         Values are cast to the current schema. Returns the new snapshot (None if no rows)."""
-        return store.insert(self, data, columns=columns, by_position=by_position,
-                            overwrite=overwrite)
+        return store.insert(self._write_target(), data, columns=columns,
+                            by_position=by_position, overwrite=overwrite)
 
     def delete_where(self, where: str | None) -> Snapshot | None:
-        return store.delete_where(self, where)
+        """DELETE FROM: delete records for today's rows that ``where`` (a Spark SQL condition;
+        None: every row) selects. Paimon deletes rows only in primary-key tables."""
+        from pyspark.sql import functions as F
+
+        self._check_deletable()
+        rows = self.read()
+        return self.delete_rows(rows if where is None else rows.where(F.expr(where)))
+
+    def delete_rows(self, rows: DataFrame) -> Snapshot | None:
+        """Delete records for ``rows``, today's rows already selected (``Warehouse.sql`` passes
+        them, so the condition may have subqueries over other tables)."""
+        self._check_deletable()
+        return store.delete_rows(self._write_target(), rows)
+
+    def _check_deletable(self) -> None:
+        if not self.schema.primary_keys:
+            raise SqlError(
+                f"DELETE FROM {self.name}: Paimon deletes rows only in primary-key tables "
+                "(append tables are insert-only); use INSERT OVERWRITE to rewrite a partition.",
+                table=self.name, rule="delete-needs-primary-key")
 
     # ---- reads --------------------------------------------------------------------------------
 
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
-        if snapshot is None:
-            return []
-        return [e for e in live_files(self.path, snapshot) if e.kind == FileKind.ADD]
+        """The manifest entries of the data files live at ``snapshot``."""
+        return [] if snapshot is None else live_files(self.path, snapshot)
 
     def data_files(self, snapshot: Snapshot | None) -> list[DataFile]:
         """The live data files of ``snapshot`` with their paths and decoded partitions."""
         out = []
-        schemas: dict[int, TableSchema] = {}
         for e in self.live_entries(snapshot):
-            sid = e.file.schema_id
-            if sid not in schemas:
-                schemas[sid] = self.schema_at(sid)
-            s = schemas[sid]
-            part_types = [s.type_of(k) for k in s.partition_keys]
-            values = tuple(e.partition_values(part_types)) if part_types else ()
-            path = self._file_path(e, s, values)
+            s = self.schema_at(e.file.schema_id)
+            path = data_file_path(self.path, e, s)
             fileio.check_data_file(path, e.file.file_size, table=self.name)
             out.append(DataFile(
-                path=path, schema_id=sid, row_count=e.file.row_count,
-                partition=values, bucket=e.bucket, file_size=e.file.file_size,
-                level=e.file.level, min_sequence_number=e.file.min_sequence_number,
+                path=path, schema_id=s.id, row_count=e.file.row_count,
+                partition=partition_values(e, s), bucket=e.bucket,
+                file_size=e.file.file_size, level=e.file.level,
+                min_sequence_number=e.file.min_sequence_number,
                 max_sequence_number=e.file.max_sequence_number))
         return out
-
-    def _file_path(self, e: ManifestEntry, schema: TableSchema, values: tuple[Any, ...]) -> str:
-        if e.file.external_path:
-            ext = e.file.external_path
-            return ext[len("file:"):] if ext.startswith("file:") else ext
-        d = paths.bucket_dir(self.path, list(zip(schema.partition_keys, values, strict=True)),
-                             e.bucket)
-        return os.path.join(d, e.file.file_name)
 
     def _target_schema(self, snapshot: Snapshot | None, schema: SchemaChoice) -> TableSchema:
         if schema == "current" or (schema in (None, "snapshot") and snapshot is None):
@@ -188,7 +196,8 @@ class Table:
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
         (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
-        return paimon_history(self)
+        return paimon_history(self.path, self.name, self.schema_manager,
+                              self.snapshot_manager)
 
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
                      key: Any = None) -> ReadExplanation:

@@ -244,12 +244,9 @@ class Warehouse:
         if isinstance(stmt, DeleteFrom):
             t = self.table(stmt.name)
             if stmt.where is not None and t.schema.primary_keys:
-                from schemalab.engine import store
-
                 # through run_query, so the condition's subqueries see our tables too
                 query = f"SELECT * FROM {stmt.name.sql()} WHERE {stmt.where}"
-                matched = self.run_query(query, (stmt.name, *stmt.where_tables))
-                snap = store.delete_where(t, stmt.where, rows=matched)
+                snap = t.delete_rows(self.run_query(query, (stmt.name, *stmt.where_tables)))
             else:
                 snap = t.delete_where(stmt.where)
             return StatementResult(stmt.text, f"Deleted from {t.name}"

@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemalab.engine import write
+from schemalab.engine.bucket import bucket_udf
 from schemalab.engine.scan import quote
+from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import binaryrow
-from schemalab.paimon import commit as commits
+from schemalab.paimon.bucket import bucket_keys
 from schemalab.paimon.manifest import ManifestEntry, SimpleStats
 from schemalab.paimon.primary_key import (
-    DELETE,
     INSERT,
     KEY_FIELD_ID_START,
     KEY_PREFIX,
@@ -29,14 +30,14 @@ from schemalab.paimon.primary_key import (
     VALUE_KIND_ID,
     check_writable,
 )
-from schemalab.paimon.snapshot import Snapshot
+from schemalab.paimon.scan import live_files, partition_values
+from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.spark import FIELD_ID_KEY, to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
 
-    from schemalab.table import Table
 
 
 #: internal column names of a primary-key write
@@ -49,23 +50,22 @@ _POS = "__sl_pos"
 _BASE = "__sl_base"
 
 
-def write_entries(table: Table, df: DataFrame, schema: TableSchema, *,
-                  kind: int = INSERT) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
-    """Write ``df`` (rows in ``schema``, as ``write.to_frame`` gives them) as key-value files
-    with row kind ``kind``; return the files and their ADD entries (not yet committed)."""
+def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
+                  ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
+    """Write ``df`` (rows in the target's schema, as ``write.to_frame`` gives them) as
+    key-value files with row kind ``kind``; return the files and their ADD entries (not yet
+    committed)."""
     from pyspark.sql import functions as F
 
-    from schemalab.engine.store import bucket_udf
-    from schemalab.paimon.bucket import bucket_keys
-
-    trimmed = check_writable(schema, table.name)
+    schema = target.schema
+    trimmed = check_writable(schema, target.name)
     n = int(schema.effective_options()["bucket"])
     keys = bucket_keys(schema.effective_options(), schema.primary_keys, schema.partition_keys)
     bucket_col = write.BUCKET_COLUMN
     out = df.withColumn(_ORD, F.monotonically_increasing_id()) \
         .withColumn(bucket_col, bucket_udf(schema, keys, n))
     out = _fold(out, [quote(k) for k in schema.primary_keys])
-    out = _number(table, out, schema, bucket_col)
+    out = _number(target, out, bucket_col)
     fields = {f.name: f for f in schema.fields}
     key_cols = [F.col(quote(k)).alias(
         KEY_PREFIX + k, metadata={FIELD_ID_KEY: KEY_FIELD_ID_START + fields[k].id})
@@ -75,7 +75,7 @@ def write_entries(table: Table, df: DataFrame, schema: TableSchema, *,
               F.lit(kind).cast("tinyint").alias(VALUE_KIND, metadata={FIELD_ID_KEY: VALUE_KIND_ID})]
     values = [F.col(quote(f.name)) for f in schema.fields]
     kv = out.select(*key_cols, *system, *values, F.col(bucket_col))
-    files = write.write_files(table.spark, kv, table.path, schema, table=table.name,
+    files = write.write_files(target.spark, kv, target.path, schema, table=target.name,
                               bucket_column=F.col(bucket_col),
                               sort_by=[quote(KEY_PREFIX + k) for k in trimmed])
     entries = [_entry(f, schema, trimmed) for f in files]
@@ -93,18 +93,19 @@ def _fold(df: DataFrame, pk: list[str]) -> DataFrame:
         .drop(_RANK)
 
 
-def _number(table: Table, df: DataFrame, schema: TableSchema, bucket_col: str) -> DataFrame:
+def _number(target: WriteTarget, df: DataFrame, bucket_col: str) -> DataFrame:
     """Column ``_POS``: each row's sequence number, counting on per (partition, bucket) from
     one above the highest sequence number live there (as pypaimon's ``max_seq_number``)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
+    schema = target.schema
     parts = [quote(k) for k in schema.partition_keys]
     pos = Window.partitionBy(*[F.col(p) for p in parts], F.col(bucket_col)) \
         .orderBy(F.col(_ORD))
     df = df.withColumn(_POS, F.row_number().over(pos))
-    base = max_sequence_numbers(table, schema)
+    base = max_sequence_numbers(target.path, schema)
     if not base:
         return df.withColumn(_POS, F.col(_POS) - 1)
     part_types = [schema.type_of(k) for k in schema.partition_keys]
@@ -113,7 +114,7 @@ def _number(table: Table, df: DataFrame, schema: TableSchema, bucket_col: str) -
         + [st.StructField("__sl_bb", st.IntegerType(), False),
            st.StructField(_BASE, st.LongType(), False)])
     rows = [(*p, b, s) for (p, b), s in sorted(base.items(), key=repr)]
-    bdf = table.spark.createDataFrame(rows, base_schema)
+    bdf = target.spark.createDataFrame(rows, base_schema)
     conds = [F.col(p) == F.col(f"__sl_bp{i}") for i, p in enumerate(parts)]
     conds.append(F.col(bucket_col) == F.col("__sl_bb"))
     joined = df.join(F.broadcast(bdf), on=functools.reduce(operator.and_, conds), how="left")
@@ -122,14 +123,14 @@ def _number(table: Table, df: DataFrame, schema: TableSchema, bucket_col: str) -
                                              *[f"__sl_bp{i}" for i in range(len(parts))])
 
 
-def max_sequence_numbers(table: Table, schema: TableSchema
+def max_sequence_numbers(table_path: str, schema: TableSchema
                          ) -> dict[tuple[tuple[Any, ...], int], int]:
-    """The highest live sequence number of each (partition values, bucket)."""
-    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    """The highest live sequence number of each (partition values, bucket) at the latest
+    snapshot."""
     out: dict[tuple[tuple[Any, ...], int], int] = {}
-    for e in table.live_entries(table.latest_snapshot):
-        values = tuple(e.partition_values(part_types)) if part_types else ()
-        key = (values, e.bucket)
+    latest = SnapshotManager(table_path).latest()
+    for e in [] if latest is None else live_files(table_path, latest):
+        key = (partition_values(e, schema), e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
     return out
 
@@ -153,14 +154,14 @@ def _entry(f: write.WrittenFile, schema: TableSchema, trimmed: list[str]) -> Man
     idx = [schema.field_names.index(k) for k in trimmed]
     key_stats = SimpleStats.of([f.stats[i].min for i in idx], [f.stats[i].max for i in idx],
                                [f.stats[i].null_count for i in idx], key_types)
-    return commits.data_file_entry(
+    return write.data_file_entry(
         f, schema, min_seq=seqs["min"].as_py(), max_seq=seqs["max"].as_py(),
         min_key=binaryrow.encode_row(first, key_types),
         max_key=binaryrow.encode_row(last, key_types), key_stats=key_stats,
         delete_rows=retracts.as_py() or 0)
 
 
-def sequence_guard(table: Table, entries: Sequence[ManifestEntry],
+def sequence_guard(table_path: str, table: str, entries: Sequence[ManifestEntry],
                    then: Callable[[Snapshot | None], list[ManifestEntry]] | None = None
                    ) -> Callable[[Snapshot | None], list[ManifestEntry]]:
     """A ``replaces`` callback for ``commit.commit`` that refuses the commit when the snapshot
@@ -176,35 +177,17 @@ def sequence_guard(table: Table, entries: Sequence[ManifestEntry],
     def replaces(snap: Snapshot | None) -> list[ManifestEntry]:
         deleted = then(snap) if then is not None else []
         gone = {(d.partition, d.bucket, d.file.file_name) for d in deleted}
-        for e in table.live_entries(snap):
+        for e in [] if snap is None else live_files(table_path, snap):
             ours = lowest.get((e.partition, e.bucket))
             if ours is not None and e.file.max_sequence_number >= ours \
                     and (e.partition, e.bucket, e.file.file_name) not in gone:
                 raise CommitConflictError(
-                    f"Table {table.name}: another commit (snapshot {snap.id if snap else '?'}) "
+                    f"Table {table}: another commit (snapshot {snap.id if snap else '?'}) "
                     f"wrote sequence numbers up to {e.file.max_sequence_number} to bucket "
                     f"{e.bucket} while this write numbered its rows from {ours}, so the "
                     "merge could not tell which version of a key is newer. Nothing of this "
-                    "commit is visible; run it again.", table=table.name,
+                    "commit is visible; run it again.", table=table,
                     rule="primary-key-sequence-conflict")
         return deleted
 
     return replaces
-
-
-def delete_where(table: Table, where: str | None, rows: DataFrame | None = None
-                 ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
-    """Delete records (``-D``) for every row of today's merged read that ``where`` (a Spark
-    SQL condition) selects, or for ``rows`` (that read already filtered: ``Warehouse.sql``
-    passes them so the condition may have subqueries); no file when no row matches."""
-    from pyspark.sql import functions as F
-
-    schema = table.schema
-    check_writable(schema, table.name)
-    if rows is None:
-        rows = table.read()
-        if where is not None:
-            rows = rows.where(F.expr(where))
-    df = write.to_frame(table.spark, rows, schema, table.name)
-    return write_entries(table, df, schema, kind=DELETE)
-

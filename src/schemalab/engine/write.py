@@ -13,13 +13,15 @@ import decimal
 import os
 import re
 import shutil
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import SchemaLabError
-from schemalab.paimon import paths
+from schemalab.paimon import binaryrow, paths
+from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.model import (
     TIMESTAMP_ROOTS,
@@ -42,6 +44,22 @@ _BUCKET_COL = "__sl_bucket"
 #: the column ``write_files`` partitions files into buckets by (primary-key writes set it)
 BUCKET_COLUMN = _BUCKET_COL
 _PART_COL = "__sl_p"
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """What a write needs of a table: its directory, its name for messages, the schema the
+    rows are written in, and how to get a SparkSession (asked only once rows are written, so
+    a write refused by the rules never starts Spark)."""
+
+    path: str
+    name: str
+    schema: TableSchema
+    session: Callable[[], SparkSession]
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.session()
 
 
 @dataclass(frozen=True)
@@ -469,3 +487,39 @@ def _normalize(value: Any, f: DataField) -> Any:
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         value = value.astimezone(dt.UTC).replace(tzinfo=None)
     return value
+
+
+#: DataFileMeta._FILE_SOURCE of files an INSERT writes (Java's FileSource.APPEND)
+FILE_SOURCE_APPEND = 0
+
+
+def total_buckets(schema: TableSchema) -> int:
+    return int(schema.effective_options().get("bucket", "-1"))
+
+
+def data_file_entry(f: WrittenFile, schema: TableSchema, *, min_seq: int = 0,
+                    max_seq: int = 0, min_key: bytes = binaryrow.EMPTY_ROW,
+                    max_key: bytes = binaryrow.EMPTY_ROW,
+                    key_stats: SimpleStats | None = None,
+                    delete_rows: int = 0) -> ManifestEntry:
+    """The ADD entry of a written file, with full value stats over the atomic columns.
+    ``delete_rows``: its retract records (primary-key files), ``_DELETE_ROW_COUNT``."""
+    part_types = [schema.type_of(k) for k in schema.partition_keys]
+    atomic = [(i, fld) for i, fld in enumerate(schema.fields) if isinstance(fld.type, AtomicType)]
+    all_atomic = len(atomic) == len(schema.fields)
+    stats = SimpleStats.of([f.stats[i].min for i, _ in atomic],
+                           [f.stats[i].max for i, _ in atomic],
+                           [f.stats[i].null_count for i, _ in atomic],
+                           [fld.type for _, fld in atomic])
+    meta = DataFileMeta(
+        file_name=f.file_name, file_size=f.file_size, row_count=f.row_count,
+        min_key=min_key, max_key=max_key,
+        key_stats=key_stats if key_stats is not None else SimpleStats(),
+        value_stats=stats, min_sequence_number=min_seq, max_sequence_number=max_seq,
+        schema_id=schema.id, level=0, extra_files=(), creation_time=int(time.time() * 1000),
+        delete_row_count=delete_rows, embedded_index=None, file_source=FILE_SOURCE_APPEND,
+        # null: the stats cover every field of the file's schema, in order
+        value_stats_cols=None if all_atomic else tuple(fld.name for _, fld in atomic),
+    )
+    return ManifestEntry(FileKind.ADD, binaryrow.encode_row(list(f.partition), part_types),
+                         f.bucket, total_buckets(schema), meta)

@@ -6,13 +6,12 @@ a :class:`TableHistory`; widgets, rich HTML reprs and the CLI all draw on this o
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from schemalab.history.lineage import diff
 from schemalab.history.snapshots import SnapshotNode
-from schemalab.history.versions import FieldInfo, FieldLineage, SchemaDiff, SchemaVersion
+from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
 from schemalab.render.html import render_history_html
 
 TREE_CACHE = 64
@@ -109,29 +108,3 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
-
-
-def flatten_fields(fields: Iterable[Any], *, type_text: Any, path: tuple[str, ...] = (),
-                   parent: int | None = None) -> list[FieldInfo]:
-    """FieldInfos of Paimon ``DataField``s, nested ROW fields (also inside ARRAY/MAP)
-    included with dotted paths. ``type_text(data_type)`` renders a type."""
-    from schemalab.types.model import (
-        ArrayType,
-        MapType,
-        MultisetType,
-        RowType,
-    )
-
-    out: list[FieldInfo] = []
-    for pos, f in enumerate(fields):
-        p = (*path, f.name)
-        out.append(FieldInfo(f.id, f.name, type_text(f.type), f.type.nullable, f.description,
-                             p if path else (), parent, pos))
-        inner = f.type
-        while isinstance(inner, ArrayType | MultisetType | MapType):
-            inner = inner.value if isinstance(inner, MapType) else inner.element
-        if isinstance(inner, RowType):
-            out.extend(flatten_fields(inner.fields, type_text=type_text, path=p, parent=f.id))
-    return out
-
-

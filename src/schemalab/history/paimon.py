@@ -8,186 +8,172 @@ from __future__ import annotations
 
 import functools
 import os
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 from schemalab.history.lineage import compute_lineage, with_events
-from schemalab.history.model import TableHistory, flatten_fields
-from schemalab.history.snapshots import (
-    FileNode,
-    ManifestListNode,
-    ManifestNode,
-    SnapshotNode,
-)
-from schemalab.history.versions import SchemaVersion, gc_paused
-from schemalab.paimon.manifest import (
-    FileKind,
-    ManifestEntry,
-    ManifestFileMeta,
-    read_manifest,
-    read_manifest_list,
-)
-from schemalab.paimon.scan import ManifestListNode as _ListRead
-from schemalab.paimon.scan import ManifestNode as _ManifestRead
-from schemalab.paimon.scan import replay
-from schemalab.paimon.snapshot import Snapshot
-from schemalab.schema.table_schema import TableSchema
+from schemalab.history.model import TableHistory
+from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
+from schemalab.history.versions import FieldInfo, SchemaVersion, gc_paused
+from schemalab.paimon.binaryrow import decode_row
+from schemalab.paimon.manifest import FileKind, ManifestEntry
+from schemalab.paimon.scan import ManifestReader, data_file_path, partition_values, replay
+from schemalab.paimon.schema_manager import SchemaManager
+from schemalab.paimon.snapshot import SnapshotManager
+from schemalab.schema import TableSchema
 from schemalab.types.model import (
     ArrayType,
+    AtomicType,
+    DataField,
     DataType,
     MapType,
     MultisetType,
     RowType,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.table import Table
+from schemalab.types.visitor import TypeVisitor, row_inside, visit
 
 
-def type_text(t: DataType, *, top: bool = True) -> str:
-    """A type as the lineage compares it: nullability apart (it is its own event), and a ROW
-    as just ``ROW`` — its fields have lineages of their own, so renaming ``addr.city`` is not
-    a retype of ``addr``."""
-    if isinstance(t, RowType):  # before the cache: hashing a ROW hashes all its fields
-        return "ROW" + ("" if top or t.nullable else " NOT NULL")
-    return _type_text(t, top)
+class _TypeText(TypeVisitor[str]):
+    """A type as the lineage compares it: nullability apart at the top (it is its own event),
+    and a ROW as just ``ROW`` — its fields have lineages of their own, so renaming
+    ``addr.city`` is not a retype of ``addr``."""
+
+    def atomic(self, t: AtomicType) -> str:
+        return t.with_nullable(True).sql() + _not_null(t)
+
+    def row(self, t: RowType, fields: list[str]) -> str:
+        return "ROW" + _not_null(t)
+
+    def array(self, t: ArrayType, element: str) -> str:
+        return f"ARRAY<{element}>{_not_null(t)}"
+
+    def multiset(self, t: MultisetType, element: str) -> str:
+        return f"MULTISET<{element}>{_not_null(t)}"
+
+    def map(self, t: MapType, key: str, value: str) -> str:
+        return f"MAP<{key}, {value}>{_not_null(t)}"
+
+
+def _not_null(t: DataType) -> str:
+    return "" if t.nullable else " NOT NULL"
+
+
+_TYPE_TEXT = _TypeText()
 
 
 @functools.lru_cache(maxsize=4096)
-def _type_text(t: DataType, top: bool) -> str:
+def _inner_text(t: DataType) -> str:
     # Types are frozen values and a table has few distinct ones; rendering one anew for every
-    # field of every version (with_nullable copies it) was a tenth of history()'s time.
-    suffix = "" if top or t.nullable else " NOT NULL"
-    if isinstance(t, ArrayType | MultisetType):
-        return f"{t.root.value}<{type_text(t.element, top=False)}>{suffix}"
-    if isinstance(t, MapType):
-        return (f"MAP<{type_text(t.key, top=False)}, {type_text(t.value, top=False)}>"
-                f"{suffix}")
-    return t.with_nullable(True).sql() + suffix
+    # field of every version was a tenth of history()'s time.
+    return visit(t, _TYPE_TEXT)
+
+
+def type_text(t: DataType) -> str:
+    """The lineage's text of a column's type (see :class:`_TypeText`)."""
+    if isinstance(t, RowType):  # before the cache: hashing a ROW hashes all its fields
+        return "ROW"
+    return _inner_text(t.with_nullable(True))
+
+
+def flatten_fields(fields: Sequence[DataField], path: tuple[str, ...] = (),
+                   parent: int | None = None) -> list[FieldInfo]:
+    """FieldInfos of a schema's fields, nested ROW fields (also inside ARRAY/MAP) included
+    with dotted paths."""
+    out: list[FieldInfo] = []
+    for pos, f in enumerate(fields):
+        p = (*path, f.name)
+        out.append(FieldInfo(f.id, f.name, type_text(f.type), f.type.nullable, f.description,
+                             p if path else (), parent, pos))
+        inner = row_inside(f.type)
+        if inner is not None:
+            out.extend(flatten_fields(inner.fields, p, f.id))
+    return out
 
 
 def schema_version(s: TableSchema) -> SchemaVersion:
-    return SchemaVersion(s.id, s.time_millis or None,
-                         tuple(flatten_fields(s.fields, type_text=type_text)),
+    return SchemaVersion(s.id, s.time_millis or None, tuple(flatten_fields(s.fields)),
                          options=s.effective_options(), partition_keys=s.partition_keys,
                          primary_keys=s.primary_keys)
 
 
-def paimon_history(table: Table) -> TableHistory:
+def paimon_history(path: str, name: str, schemas: SchemaManager,
+                   snapshots: SnapshotManager) -> TableHistory:
+    """The history of the Paimon table at ``path`` (``name`` in messages)."""
     with gc_paused():  # see gc_paused: the cost stays linear in the history
-        return _paimon_history(table)
-
-
-def _paimon_history(table: Table) -> TableHistory:
-    schemas = table.schemas
-    versions = with_events([schema_version(s) for s in schemas])
-    snaps = []
-    prev: int | None = None
-    for snap in table.snapshots:
-        snaps.append(SnapshotNode(
-            snap.id, prev, snap.schema_id, snap.time_millis, snap.commit_kind,
-            snap.total_record_count,
-            summary={"commit_user": snap.commit_user, "delta_record_count":
-                     snap.delta_record_count, "writer": snap.writer_version}))
-        prev = snap.id
-    loader = _TreeLoader(table, schemas, snaps)
-    return TableHistory(
-        format="paimon", location=table.path, name=table.name, schemas=tuple(versions),
-        lineage=tuple(compute_lineage(versions, precomputed=True)), snapshots=tuple(snaps),
-        current_schema_id=versions[-1].id if versions else None, tree_loader=loader)
+        all_schemas = schemas.list_all()
+        versions = with_events([schema_version(s) for s in all_schemas])
+        snaps = []
+        prev: int | None = None
+        for sid in snapshots.list_ids():
+            snap = snapshots.get(sid)
+            snaps.append(SnapshotNode(
+                snap.id, prev, snap.schema_id, snap.time_millis, snap.commit_kind,
+                snap.total_record_count,
+                summary={"commit_user": snap.commit_user, "delta_record_count":
+                         snap.delta_record_count, "writer": snap.writer_version}))
+            prev = snap.id
+        loader = _TreeLoader(path, schemas, snapshots, snaps)
+        return TableHistory(
+            format="paimon", location=path, name=name, schemas=tuple(versions),
+            lineage=tuple(compute_lineage(versions, precomputed=True)),
+            snapshots=tuple(snaps), current_schema_id=versions[-1].id if versions else None,
+            tree_loader=loader)
 
 
 class _TreeLoader:
     """Loads snapshot trees for one history. It reuses what history() already read (the
     snapshots, the schemas, the current schema) instead of listing the snapshot and schema
     directories again for every tree — ``to_json()`` asks for every snapshot's tree, which
-    made ``schemalab inspect`` quadratic — and keeps recently parsed manifests and manifest
-    lists, which successive snapshots share (manifest files never change)."""
+    made ``schemalab inspect`` quadratic — and one manifest reader, whose cache successive
+    snapshots share."""
 
-    MANIFEST_CACHE = 512
-
-    def __init__(self, table: Table, schemas: list[TableSchema],
+    def __init__(self, path: str, schemas: SchemaManager, snapshots: SnapshotManager,
                  snaps: list[SnapshotNode]) -> None:
-        self.table = table
-        self.schemas = {s.id: s for s in schemas}
-        self.current = schemas[-1] if schemas else None
+        self.path = path
+        self.schemas = schemas
+        self.snapshots = snapshots
+        self.current = schemas.latest()
         self.nodes = {s.id: s for s in snaps}
-        self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
-        self._manifests: OrderedDict[str, tuple[ManifestEntry, ...]] = OrderedDict()
+        self.reader = ManifestReader(path)
 
     def __call__(self, snapshot_id: int) -> SnapshotNode:
-        return snapshot_tree(self.table, snapshot_id, prev_node=self.nodes.get(snapshot_id),
-                             loader=self)
+        snap = self.snapshots.get(snapshot_id)
+        lists_read = [self.reader.read_list("base", snap.base_manifest_list),
+                      self.reader.read_list("delta", snap.delta_manifest_list)]
+        live_entries = replay(lists_read)
+        if snap.changelog_manifest_list:
+            lists_read.append(self.reader.read_list("changelog", snap.changelog_manifest_list))
+        current = self.current
 
-    def schema(self, schema_id: int) -> TableSchema:
-        s = self.schemas.get(schema_id)
-        if s is None:
-            s = self.schemas[schema_id] = self.table.schema_at(schema_id)
-        return s
+        def file_node(e: ManifestEntry) -> FileNode:
+            return describe_entry(self.path, e, self.schemas.get(e.file.schema_id),
+                                  current or self.schemas.get(e.file.schema_id))
 
-    def _cached(self, cache: OrderedDict[str, Any], name: str, read: Any) -> Any:
-        value = cache.get(name)
-        if value is None:
-            value = read(os.path.join(self.table.path, "manifest", name))
-            cache[name] = value
-            if len(cache) > self.MANIFEST_CACHE:
-                cache.popitem(last=False)
-        else:
-            cache.move_to_end(name)
-        return value
-
-    def read_list(self, kind: str, file_name: str) -> _ListRead:
-        metas = self._cached(self._lists, file_name, read_manifest_list)
-        manifest_dir = os.path.join(self.table.path, "manifest")
-        return _ListRead(kind, file_name, tuple(
-            _ManifestRead(m, self._cached(self._manifests, m.file_name,
-                                          lambda p: tuple(read_manifest(p))),
-                          os.path.join(manifest_dir, m.file_name))
-            for m in metas))
+        lists = tuple(
+            ManifestListNode(lst.kind, lst.file_name, tuple(
+                ManifestNode(m.meta.file_name, m.meta.num_added_files,
+                             m.meta.num_deleted_files, m.meta.schema_id,
+                             tuple(file_node(e) for e in m.entries))
+                for m in lst.manifests))
+            for lst in lists_read)
+        live = tuple(file_node(e) for e in live_entries if e.kind == FileKind.ADD)
+        base = self.nodes.get(snapshot_id) or SnapshotNode(
+            snap.id, None, snap.schema_id, snap.time_millis, snap.commit_kind,
+            snap.total_record_count)
+        return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
+                            base.kind, base.record_count, lists, live, base.summary)
 
 
-def snapshot_tree(table: Table, snapshot_id: int, prev_node: SnapshotNode | None = None, *,
-                  loader: _TreeLoader | None = None) -> SnapshotNode:
-    """Snapshot → base/delta manifest lists → manifests → data files, with partitions decoded,
-    and each file's value stats decoded with its own schema and shown under today's names."""
-    if loader is None:
-        loader = _TreeLoader(table, table.schemas, [])
-    snap: Snapshot = (table.snapshot_manager.get(snapshot_id) if prev_node is not None
-                      else table.snapshot(snapshot_id))
-    lists_read = [loader.read_list("base", snap.base_manifest_list),
-                  loader.read_list("delta", snap.delta_manifest_list)]
-    live_entries = replay(tuple(lists_read))
-    if snap.changelog_manifest_list:
-        lists_read.append(loader.read_list("changelog", snap.changelog_manifest_list))
-    current = loader.current or table.schema
-
-    def file_node(e: ManifestEntry) -> FileNode:
-        return describe_entry(table, e, loader.schema(e.file.schema_id), current)
-
-    lists = tuple(
-        ManifestListNode(lst.kind, lst.file_name, tuple(
-            ManifestNode(m.meta.file_name, m.meta.num_added_files, m.meta.num_deleted_files,
-                         m.meta.schema_id, tuple(file_node(e) for e in m.entries))
-            for m in lst.manifests))
-        for lst in lists_read)
-    live = tuple(file_node(e) for e in live_entries if e.kind == FileKind.ADD)
-    base = prev_node or SnapshotNode(snap.id, None, snap.schema_id, snap.time_millis,
-                                     snap.commit_kind, snap.total_record_count)
-    return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis, base.kind,
-                        base.record_count, lists, live, base.summary)
-
-
-def describe_entry(table: Table, e: ManifestEntry, file_schema: TableSchema,
+def describe_entry(table_path: str, e: ManifestEntry, file_schema: TableSchema,
                    current: TableSchema) -> FileNode:
-    part_types = [file_schema.type_of(k) for k in file_schema.partition_keys]
-    values = e.partition_values(part_types) if part_types else []
+    """A manifest entry as the explorer shows it: partition decoded, value stats decoded with
+    the file's own schema and named as today's schema names the fields."""
+    values = partition_values(e, file_schema)
     partition = dict(zip(file_schema.partition_keys, values, strict=True))
-    path = table._file_path(e, file_schema, tuple(values))
+    path = data_file_path(table_path, e, file_schema)
     stats = _stats_by_current_name(e, file_schema, current)
     min_key = max_key = None
     if file_schema.primary_keys and e.file.min_key and len(e.file.min_key) > 12:
-        from schemalab.paimon.binaryrow import decode_row
-
         # A file's key is the *trimmed* primary key, without the partition keys (Java's
         # TableSchema.trimmedPrimaryKeys); decoding it with all primary keys failed, so every
         # key range of a partitioned primary-key table showed as unknown.
@@ -199,7 +185,7 @@ def describe_entry(table: Table, e: ManifestEntry, file_schema: TableSchema,
         except ValueError:
             min_key = max_key = None
     return FileNode(
-        path=os.path.relpath(path, table.path), kind="ADD" if e.kind == FileKind.ADD
+        path=os.path.relpath(path, table_path), kind="ADD" if e.kind == FileKind.ADD
         else "DELETE", schema_id=e.file.schema_id, row_count=e.file.row_count,
         partition=partition, bucket=e.bucket, level=e.file.level, file_size=e.file.file_size,
         stats=stats, min_key=min_key, max_key=max_key,

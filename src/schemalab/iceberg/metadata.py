@@ -31,10 +31,10 @@ from schemalab.iceberg.types import (
     IcebergNestedField,
     IcebergStructType,
     IcebergType,
-    _int,
-    _json_kind,
-    _parse_fields,
-    _TypeError,
+    IcebergTypeError,
+    json_int,
+    json_kind,
+    parse_fields,
     to_paimon,
 )
 from schemalab.types.model import (
@@ -255,7 +255,7 @@ def parse_table_metadata(data: Any, path: str) -> TableMetadata:
     UnsupportedVersionError) whose ``what`` says exactly what is wrong."""
     try:
         return _parse_table_metadata(data, path)
-    except _TypeError as e:
+    except IcebergTypeError as e:
         raise CorruptFileError(path, str(e)) from None
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         # a value of the wrong shape somewhere the checks above do not look closely
@@ -268,14 +268,14 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
         return CorruptFileError(path, what)
 
     if not isinstance(d, dict):
-        raise bad(f"table metadata must be a JSON object, not {_json_kind(d)}")
+        raise bad(f"table metadata must be a JSON object, not {json_kind(d)}")
     if any(k in d for k in _VIEW_KEYS) and "table-uuid" not in d:
         raise bad("this is Iceberg VIEW metadata, not a table")
     if "format-version" not in d:
         raise bad("missing 'format-version'")
     v = d["format-version"]
     if isinstance(v, bool) or not isinstance(v, int):
-        raise bad(f"'format-version' must be an integer, not {_json_kind(v)}")
+        raise bad(f"'format-version' must be an integer, not {json_kind(v)}")
     if v not in SUPPORTED_VERSIONS:
         raise UnsupportedVersionError(
             path, f"format-version {v} is not supported "
@@ -304,7 +304,7 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
         if not isinstance(val, kind) or (kind is int and isinstance(val, bool)):
             want = {int: "an integer", str: "a string", list: "a list",
                     dict: "an object"}.get(kind, kind.__name__)
-            raise bad(f"'{key}' must be {want}, not {_json_kind(val)}")
+            raise bad(f"'{key}' must be {want}, not {json_kind(val)}")
         return val
 
     location = get("location", str)
@@ -339,7 +339,7 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
                 if k not in sp:
                     raise bad(f"partition-specs[{i}]: missing '{k}'")
             specs.append(PartitionSpec(
-                _int(sp["spec-id"], f"partition-specs[{i}] 'spec-id'"),
+                json_int(sp["spec-id"], f"partition-specs[{i}] 'spec-id'"),
                 _parse_partition_fields(sp["fields"], v, f"partition-specs[{i}]")))
         default_spec_id = get("default-spec-id", int)
         if default_spec_id is None:
@@ -359,7 +359,7 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
         for k in ("order-id", "fields"):
             if k not in so:
                 raise bad(f"sort-orders[{i}]: missing '{k}'")
-        orders.append(SortOrder(_int(so["order-id"], f"sort-orders[{i}] 'order-id'"),
+        orders.append(SortOrder(json_int(so["order-id"], f"sort-orders[{i}] 'order-id'"),
                                 _parse_sort_fields(so["fields"], v, f"sort-orders[{i}]")))
     default_order = get("default-sort-order-id", int, 0)
     if not any(o.order_id == 0 for o in orders):
@@ -401,21 +401,21 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
 def _parse_schema(node: Any, version: int, where: str, *,
                   require_id: bool = False) -> IcebergSchema:
     if not isinstance(node, dict):
-        raise _TypeError(f"{where} must be an object, not {_json_kind(node)}")
+        raise IcebergTypeError(f"{where} must be an object, not {json_kind(node)}")
     if "type" not in node:
-        raise _TypeError(f'{where}: missing "type": "struct" (a schema is a struct type)')
+        raise IcebergTypeError(f'{where}: missing "type": "struct" (a schema is a struct type)')
     if node["type"] != "struct":
-        raise _TypeError(f'{where}: "type" must be "struct", not {node["type"]!r}')
+        raise IcebergTypeError(f'{where}: "type" must be "struct", not {node["type"]!r}')
     if "schema-id" not in node and require_id:
-        raise _TypeError(f"{where}: missing 'schema-id' (required in v{version})")
-    sid = _int(node.get("schema-id", 0), f"{where} 'schema-id'")
-    fields = _parse_fields(node, version, "")
+        raise IcebergTypeError(f"{where}: missing 'schema-id' (required in v{version})")
+    sid = json_int(node.get("schema-id", 0), f"{where} 'schema-id'")
+    fields = parse_fields(node, version, "")
     ids = node.get("identifier-field-ids") or []
     schema = IcebergSchema(sid, fields, tuple(int(i) for i in ids))
     seen: set[int] = set()
     for f in _all_ids(fields):
         if f in seen:
-            raise _TypeError(f"{where}: field id {f} is used twice")
+            raise IcebergTypeError(f"{where}: field id {f} is used twice")
         seen.add(f)
     return schema
 
@@ -441,28 +441,28 @@ def _type_ids(t: IcebergType) -> Iterator[int]:
 
 def _source_ids(node: dict[str, Any], version: int, where: str) -> tuple[int, ...]:
     if "source-id" in node:
-        return (_int(node["source-id"], f"{where} 'source-id'"),)
+        return (json_int(node["source-id"], f"{where} 'source-id'"),)
     if version >= 3 and "source-ids" in node and isinstance(node["source-ids"], list):
-        return tuple(_int(i, f"{where} 'source-ids'") for i in node["source-ids"])
-    raise _TypeError(f"{where}: missing 'source-id'" + (" (or 'source-ids')"
+        return tuple(json_int(i, f"{where} 'source-ids'") for i in node["source-ids"])
+    raise IcebergTypeError(f"{where}: missing 'source-id'" + (" (or 'source-ids')"
                                                          if version >= 3 else ""))
 
 
 def _parse_partition_fields(node: Any, version: int, where: str) -> tuple[PartitionField, ...]:
     if not isinstance(node, list):
-        raise _TypeError(f"{where}: partition fields must be a list, not {_json_kind(node)}")
+        raise IcebergTypeError(f"{where}: partition fields must be a list, not {json_kind(node)}")
     out = []
     for i, f in enumerate(node):
         w = f"{where} field #{i}"
         if not isinstance(f, dict):
-            raise _TypeError(f"{w} must be an object")
+            raise IcebergTypeError(f"{w} must be an object")
         for k in ("name", "transform"):
             if k not in f:
-                raise _TypeError(f"{w}: missing '{k}'")
+                raise IcebergTypeError(f"{w}: missing '{k}'")
         if "field-id" not in f and version >= 2:
-            raise _TypeError(f"{w}: missing 'field-id' (required in v{version})")
+            raise IcebergTypeError(f"{w}: missing 'field-id' (required in v{version})")
         # v1 specs may omit field ids: Java assigned them from 1000 in order (spec, App. C)
-        fid = _int(f.get("field-id", 1000 + i), f"{w} 'field-id'")
+        fid = json_int(f.get("field-id", 1000 + i), f"{w} 'field-id'")
         out.append(PartitionField(fid, _source_ids(f, version, w), str(f["name"]),
                                   str(f["transform"])))
     return tuple(out)
@@ -470,15 +470,15 @@ def _parse_partition_fields(node: Any, version: int, where: str) -> tuple[Partit
 
 def _parse_sort_fields(node: Any, version: int, where: str) -> tuple[SortField, ...]:
     if not isinstance(node, list):
-        raise _TypeError(f"{where}: sort fields must be a list, not {_json_kind(node)}")
+        raise IcebergTypeError(f"{where}: sort fields must be a list, not {json_kind(node)}")
     out = []
     for i, f in enumerate(node):
         w = f"{where} field #{i}"
         if not isinstance(f, dict):
-            raise _TypeError(f"{w} must be an object")
+            raise IcebergTypeError(f"{w} must be an object")
         for k in ("transform", "direction", "null-order"):
             if k not in f:
-                raise _TypeError(f"{w}: missing '{k}'")
+                raise IcebergTypeError(f"{w}: missing '{k}'")
         out.append(SortField(_source_ids(f, version, w), str(f["transform"]),
                              str(f["direction"]), str(f["null-order"])))
     return tuple(out)
@@ -505,9 +505,9 @@ def _parse_snapshot(s: Any, version: int, i: int, bad: Any) -> IcebergSnapshot:
     if s.get("summary") is not None and "operation" not in summary:
         raise bad(f"{where}: summary has no 'operation'")
     return IcebergSnapshot(
-        snapshot_id=_int(sid, f"{where} 'snapshot-id'"),
+        snapshot_id=json_int(sid, f"{where} 'snapshot-id'"),
         parent_id=s.get("parent-snapshot-id"),
-        timestamp_ms=_int(s["timestamp-ms"], f"{where} 'timestamp-ms'"),
+        timestamp_ms=json_int(s["timestamp-ms"], f"{where} 'timestamp-ms'"),
         sequence_number=int(s.get("sequence-number", 0)),
         manifest_list=s.get("manifest-list"),
         manifests=tuple(str(m) for m in s.get("manifests") or ()),

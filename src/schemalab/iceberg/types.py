@@ -114,7 +114,7 @@ class IcebergMapType:
 IcebergType = IcebergPrimitiveType | IcebergStructType | IcebergListType | IcebergMapType
 
 
-class _TypeError(ValueError):
+class IcebergTypeError(ValueError):
     """A malformed type or field, reported with its context by the metadata parser."""
 
 
@@ -140,65 +140,65 @@ def parse_iceberg_type(node: Any, *, version: int = 3, where: str = "") -> Icebe
         if low in _PRIMITIVES_V3 or _GEO.match(low):
             kind = _GEO.match(low).group(1) if _GEO.match(low) else low  # type: ignore[union-attr]
             if version < 3:
-                raise _TypeError(f"type '{text}'{at} needs format v3 (this is v{version})")
+                raise IcebergTypeError(f"type '{text}'{at} needs format v3 (this is v{version})")
             return IcebergPrimitiveType(re.sub(r"\s+", "", text) if kind != low else low, kind)
         m = _DECIMAL.match(low)
         if m:
             p, s = int(m.group(1)), int(m.group(2))
             if not 1 <= p <= 38 or s > p:
-                raise _TypeError(f"invalid decimal precision/scale in '{text}'{at}")
+                raise IcebergTypeError(f"invalid decimal precision/scale in '{text}'{at}")
             return IcebergPrimitiveType(f"decimal({p}, {s})", "decimal", precision=p, scale=s)
         m = _FIXED.match(low)
         if m:
             n = int(m.group(1))
             return IcebergPrimitiveType(f"fixed[{n}]", "fixed", length=n)
-        raise _TypeError(f"unknown type '{text}'{at}")
+        raise IcebergTypeError(f"unknown type '{text}'{at}")
     if not isinstance(node, dict):
-        raise _TypeError(f"a type must be a string or an object, not {_json_kind(node)}{at}")
+        raise IcebergTypeError(f"a type must be a string or an object, not {json_kind(node)}{at}")
     if "type" not in node:
-        raise _TypeError(f"missing 'type'{at} (a nested type needs \"type\": \"struct\", "
+        raise IcebergTypeError(f"missing 'type'{at} (a nested type needs \"type\": \"struct\", "
                          "\"list\" or \"map\")")
     kind = node["type"]
     if kind == "struct":
-        return IcebergStructType(_parse_fields(node, version, where))
+        return IcebergStructType(parse_fields(node, version, where))
     if kind == "list":
         _need(node, ("element-id", "element", "element-required"), f"list{at}")
-        eid = _int(node["element-id"], f"'element-id'{at}")
+        eid = json_int(node["element-id"], f"'element-id'{at}")
         sub = f"{where}.element" if where else "element"
         return IcebergListType(eid, parse_iceberg_type(node["element"], version=version, where=sub),
-                        _bool(node["element-required"], f"'element-required'{at}"))
+                        json_bool(node["element-required"], f"'element-required'{at}"))
     if kind == "map":
         _need(node, ("key-id", "key", "value-id", "value", "value-required"), f"map{at}")
         base = where or "map"
-        return IcebergMapType(_int(node["key-id"], f"'key-id'{at}"),
+        return IcebergMapType(json_int(node["key-id"], f"'key-id'{at}"),
                        parse_iceberg_type(node["key"], version=version, where=f"{base}.key"),
-                       _int(node["value-id"], f"'value-id'{at}"),
+                       json_int(node["value-id"], f"'value-id'{at}"),
                        parse_iceberg_type(node["value"], version=version, where=f"{base}.value"),
-                       _bool(node["value-required"], f"'value-required'{at}"))
-    raise _TypeError(f"unknown nested type {kind!r}{at}")
+                       json_bool(node["value-required"], f"'value-required'{at}"))
+    raise IcebergTypeError(f"unknown nested type {kind!r}{at}")
 
 
-def _parse_fields(node: dict[str, Any], version: int, where: str) -> tuple[IcebergNestedField, ...]:
+def parse_fields(node: dict[str, Any], version: int, where: str) -> tuple[IcebergNestedField, ...]:
     fields = node.get("fields")
     if not isinstance(fields, list):
-        raise _TypeError(f"struct{' ' + where if where else ''} has no 'fields' list")
+        raise IcebergTypeError(f"struct{' ' + where if where else ''} has no 'fields' list")
     out = []
     for i, f in enumerate(fields):
         if not isinstance(f, dict):
-            raise _TypeError(f"field #{i}{' of ' + where if where else ''} is not an object")
+            raise IcebergTypeError(f"field #{i}{' of ' + where if where else ''} is not an object")
         label = f"field #{i}" + (f" of {where}" if where else "")
         _need(f, ("id", "name", "required", "type"), label)
         name = f["name"]
         if not isinstance(name, str):
-            raise _TypeError(f"{label}: 'name' must be a string")
+            raise IcebergTypeError(f"{label}: 'name' must be a string")
         path = f"{where}.{name}" if where else name
         if version < 3 and f.get("initial-default") is not None:
-            raise _TypeError(f"field '{path}' has an initial-default, which needs format v3 "
+            raise IcebergTypeError(f"field '{path}' has an initial-default, which needs format v3 "
                              f"(this is v{version})")
-        out.append(IcebergNestedField(_int(f["id"], f"'id' of field '{path}'"), name,
+        out.append(IcebergNestedField(json_int(f["id"], f"'id' of field '{path}'"), name,
                                       parse_iceberg_type(f["type"], version=version,
                                                          where=f"field '{path}'"),
-                                      _bool(f["required"], f"'required' of field '{path}'"),
+                                      json_bool(f["required"], f"'required' of field '{path}'"),
                                       f.get("doc"), f.get("initial-default"),
                                       f.get("write-default")))
     return tuple(out)
@@ -207,22 +207,22 @@ def _parse_fields(node: dict[str, Any], version: int, where: str) -> tuple[Icebe
 def _need(node: Mapping[str, Any], keys: Iterable[str], what: str) -> None:
     for k in keys:
         if k not in node:
-            raise _TypeError(f"{what}: missing '{k}'")
+            raise IcebergTypeError(f"{what}: missing '{k}'")
 
 
-def _int(v: Any, what: str) -> int:
+def json_int(v: Any, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
-        raise _TypeError(f"{what} must be an integer, not {_json_kind(v)}")
+        raise IcebergTypeError(f"{what} must be an integer, not {json_kind(v)}")
     return v
 
 
-def _bool(v: Any, what: str) -> bool:
+def json_bool(v: Any, what: str) -> bool:
     if not isinstance(v, bool):
-        raise _TypeError(f"{what} must be true or false, not {_json_kind(v)}")
+        raise IcebergTypeError(f"{what} must be true or false, not {json_kind(v)}")
     return v
 
 
-def _json_kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
             type(None): "null", int: "a number", float: "a number"}.get(type(v), type(v).__name__)
 

@@ -16,16 +16,12 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from schemalab.engine.write import WrittenFile
 from schemalab.errors import CommitConflictError
-from schemalab.paimon import binaryrow
 from schemalab.paimon.manifest import (
-    DataFileMeta,
     FileKind,
     FileNamer,
     ManifestEntry,
     ManifestFileMeta,
-    SimpleStats,
     manifest_file_meta,
     read_manifest_list,
     write_manifest,
@@ -34,43 +30,9 @@ from schemalab.paimon.manifest import (
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from schemalab.schema.table_schema import TableSchema
-from schemalab.types.model import AtomicType
 
 WRITER_VERSION = "schemalab-0.1.0"
 MAX_ATTEMPTS = 200
-FILE_SOURCE_APPEND = 0
-
-
-def total_buckets(schema: TableSchema) -> int:
-    return int(schema.effective_options().get("bucket", "-1"))
-
-
-def data_file_entry(f: WrittenFile, schema: TableSchema, *, min_seq: int = 0,
-                    max_seq: int = 0, min_key: bytes = binaryrow.EMPTY_ROW,
-                    max_key: bytes = binaryrow.EMPTY_ROW,
-                    key_stats: SimpleStats | None = None,
-                    delete_rows: int = 0) -> ManifestEntry:
-    """The ADD entry of a written file, with full value stats over the atomic columns.
-    ``delete_rows``: its retract records (primary-key files), ``_DELETE_ROW_COUNT``."""
-    part_types = [schema.type_of(k) for k in schema.partition_keys]
-    atomic = [(i, fld) for i, fld in enumerate(schema.fields) if isinstance(fld.type, AtomicType)]
-    all_atomic = len(atomic) == len(schema.fields)
-    stats = SimpleStats.of([f.stats[i].min for i, _ in atomic],
-                           [f.stats[i].max for i, _ in atomic],
-                           [f.stats[i].null_count for i, _ in atomic],
-                           [fld.type for _, fld in atomic])
-    meta = DataFileMeta(
-        file_name=f.file_name, file_size=f.file_size, row_count=f.row_count,
-        min_key=min_key, max_key=max_key,
-        key_stats=key_stats if key_stats is not None else SimpleStats(),
-        value_stats=stats, min_sequence_number=min_seq, max_sequence_number=max_seq,
-        schema_id=schema.id, level=0, extra_files=(), creation_time=int(time.time() * 1000),
-        delete_row_count=delete_rows, embedded_index=None, file_source=FILE_SOURCE_APPEND,
-        # null: the stats cover every field of the file's schema, in order
-        value_stats_cols=None if all_atomic else tuple(fld.name for _, fld in atomic),
-    )
-    return ManifestEntry(FileKind.ADD, binaryrow.encode_row(list(f.partition), part_types),
-                         f.bucket, total_buckets(schema), meta)
 
 
 def commit(table_path: str, table: str, schema: TableSchema,

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 
 from schemalab import fileio
 from schemalab.errors import SchemaLabError
-from schemalab.paimon import paths
 from schemalab.paimon.manifest import read_manifest, read_manifest_list
+from schemalab.paimon.scan import bucket_path, data_file_path
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
-from schemalab.schema.table_schema import TableSchema
 
 DEFAULT_OLDER_THAN_SECONDS = 3600
 
@@ -51,7 +50,6 @@ def referenced_files(table_path: str) -> set[str]:
     manifest_dir = os.path.join(table_path, "manifest")
     keep: set[str] = set()
     seen_manifests: set[str] = set()
-    schema_cache: dict[int, TableSchema] = {}
     tag_dir = os.path.join(table_path, "tag")
     tagged = []
     for tag in sorted(os.listdir(tag_dir)) if os.path.isdir(tag_dir) else []:
@@ -73,18 +71,13 @@ def referenced_files(table_path: str) -> set[str]:
                     continue
                 seen_manifests.add(path)
                 for e in read_manifest(path):
-                    fs = schema_cache.get(e.file.schema_id)
-                    if fs is None:
-                        fs = schema_cache[e.file.schema_id] = schemas.get(e.file.schema_id)
-                    part_types = [fs.type_of(k) for k in fs.partition_keys]
-                    values = e.partition_values(part_types) if part_types else []
-                    d = paths.bucket_dir(table_path,
-                                         list(zip(fs.partition_keys, values, strict=True)),
-                                         e.bucket)
+                    # the file's place under the table is kept even when it has an
+                    # external path: its extra files live there
+                    d = bucket_path(table_path, e, schemas.get(e.file.schema_id))
                     keep.add(os.path.join(d, e.file.file_name))
                     keep.update(os.path.join(d, x) for x in e.file.extra_files)
                     if e.file.external_path:
-                        keep.add(e.file.external_path.removeprefix("file:"))
+                        keep.add(data_file_path(table_path, e, schemas.get(e.file.schema_id)))
     return keep
 
 

@@ -8,6 +8,8 @@ replaying their ADD/DELETE entries in order gives the table's data files at that
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +22,13 @@ from schemalab.paimon.manifest import (
     read_manifest,
     read_manifest_list,
 )
+from schemalab.paimon.paths import bucket_dir
 from schemalab.paimon.snapshot import Snapshot
+from schemalab.schema import TableSchema
 
 
 @dataclass(frozen=True)
-class ManifestNode:
+class ManifestRead:
     """One manifest: its manifest-list record, its entries, and where it was read from."""
 
     meta: ManifestFileMeta
@@ -33,12 +37,12 @@ class ManifestNode:
 
 
 @dataclass(frozen=True)
-class ManifestListNode:
+class ManifestListRead:
     """One manifest list of a snapshot: ``kind`` is "base", "delta" or "changelog"."""
 
     kind: str
     file_name: str
-    manifests: tuple[ManifestNode, ...]
+    manifests: tuple[ManifestRead, ...]
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class ManifestTree:
     """Everything a snapshot points at, in file order, and the live files it adds up to."""
 
     snapshot: Snapshot
-    lists: tuple[ManifestListNode, ...]
+    lists: tuple[ManifestListRead, ...]
     live: tuple[ManifestEntry, ...]
 
     def rows(self) -> list[dict[str, Any]]:
@@ -62,17 +66,38 @@ class ManifestTree:
         ]
 
 
-def _read_list(table_path: str, kind: str, file_name: str) -> ManifestListNode:
-    manifest_dir = os.path.join(table_path, "manifest")
-    metas = read_manifest_list(os.path.join(manifest_dir, file_name))
-    nodes = []
-    for m in metas:
-        path = os.path.join(manifest_dir, m.file_name)
-        nodes.append(ManifestNode(m, tuple(read_manifest(path)), path))
-    return ManifestListNode(kind, file_name, tuple(nodes))
+class ManifestReader:
+    """Reads a table's manifest lists and manifests, keeping the last ones read: successive
+    snapshots share most of them, and manifest files never change once written."""
+
+    CACHE = 512
+
+    def __init__(self, table_path: str) -> None:
+        self.manifest_dir = os.path.join(table_path, "manifest")
+        self._lists: OrderedDict[str, list[ManifestFileMeta]] = OrderedDict()
+        self._manifests: OrderedDict[str, tuple[ManifestEntry, ...]] = OrderedDict()
+
+    def _cached(self, cache: OrderedDict[str, Any], name: str,
+                read: Callable[[str], Any]) -> Any:
+        value = cache.get(name)
+        if value is None:
+            value = cache[name] = read(os.path.join(self.manifest_dir, name))
+            if len(cache) > self.CACHE:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(name)
+        return value
+
+    def read_list(self, kind: str, file_name: str) -> ManifestListRead:
+        metas = self._cached(self._lists, file_name, read_manifest_list)
+        return ManifestListRead(kind, file_name, tuple(
+            ManifestRead(m, self._cached(self._manifests, m.file_name,
+                                         lambda p: tuple(read_manifest(p))),
+                         os.path.join(self.manifest_dir, m.file_name))
+            for m in metas))
 
 
-def replay(lists: tuple[ManifestListNode, ...]) -> list[ManifestEntry]:
+def replay(lists: Sequence[ManifestListRead]) -> list[ManifestEntry]:
     """Live ADD entries after applying every entry in order, as Java's
     ``FileEntry.mergeEntries``: a DELETE cancels the ADD with the same identifier. A DELETE
     with no earlier ADD is ignored, as Java's scan ignores it. Adding a file that is already
@@ -95,19 +120,43 @@ def replay(lists: tuple[ManifestListNode, ...]) -> list[ManifestEntry]:
     return list(live.values())
 
 
-def manifest_tree(table_path: str, snapshot: Snapshot) -> ManifestTree:
+def manifest_tree(table_path: str, snapshot: Snapshot,
+                  reader: ManifestReader | None = None) -> ManifestTree:
     """Read the base, delta and (if any) changelog manifest lists of ``snapshot`` with all
     their manifests. Only base + delta make up the live files."""
-    lists = [_read_list(table_path, "base", snapshot.base_manifest_list),
-             _read_list(table_path, "delta", snapshot.delta_manifest_list)]
-    live = replay(tuple(lists))
+    reader = reader or ManifestReader(table_path)
+    lists = [reader.read_list("base", snapshot.base_manifest_list),
+             reader.read_list("delta", snapshot.delta_manifest_list)]
+    live = replay(lists)
     if snapshot.changelog_manifest_list:
-        lists.append(_read_list(table_path, "changelog", snapshot.changelog_manifest_list))
+        lists.append(reader.read_list("changelog", snapshot.changelog_manifest_list))
     return ManifestTree(snapshot, tuple(lists), tuple(live))
 
 
-def live_files(table_path: str, snapshot: Snapshot) -> list[ManifestEntry]:
+def live_files(table_path: str, snapshot: Snapshot,
+               reader: ManifestReader | None = None) -> list[ManifestEntry]:
     """The data files of the table at ``snapshot``: base + delta manifest lists replayed."""
-    lists = (_read_list(table_path, "base", snapshot.base_manifest_list),
-             _read_list(table_path, "delta", snapshot.delta_manifest_list))
-    return replay(lists)
+    reader = reader or ManifestReader(table_path)
+    return replay([reader.read_list("base", snapshot.base_manifest_list),
+                   reader.read_list("delta", snapshot.delta_manifest_list)])
+
+
+def partition_values(e: ManifestEntry, file_schema: TableSchema) -> tuple[Any, ...]:
+    """The partition values of a file, decoded with the schema it was written with."""
+    part_types = [file_schema.type_of(k) for k in file_schema.partition_keys]
+    return tuple(e.partition_values(part_types)) if part_types else ()
+
+
+def bucket_path(table_path: str, e: ManifestEntry, file_schema: TableSchema) -> str:
+    """The directory of a manifest entry's bucket: ``<partition dirs>/bucket-<b>``."""
+    values = partition_values(e, file_schema)
+    return bucket_dir(table_path, list(zip(file_schema.partition_keys, values, strict=True)),
+                      e.bucket)
+
+
+def data_file_path(table_path: str, e: ManifestEntry, file_schema: TableSchema) -> str:
+    """Where a manifest entry's data file lives: its external path if it has one, else in
+    its bucket's directory under the table."""
+    if e.file.external_path:
+        return e.file.external_path.removeprefix("file:")
+    return os.path.join(bucket_path(table_path, e, file_schema), e.file.file_name)
