@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import UnknownTypeError
 from schemalab.types.model import (
@@ -22,6 +22,7 @@ from schemalab.types.model import (
     RowType,
     TypeRoot,
 )
+from schemalab.types.visitor import TypeVisitor, visit
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -35,9 +36,15 @@ def _time_unit(precision: int) -> str:
 
 
 def to_arrow(t: DataType) -> pa.DataType:
-    import pyarrow as pa
+    """The Arrow type pyarrow holds (and writes to Parquet) values of ``t`` in; ROW fields
+    carry their ids as ``PARQUET:field_id`` metadata."""
+    return visit(t, _ToArrow())
 
-    if isinstance(t, AtomicType):
+
+class _ToArrow(TypeVisitor[Any]):
+    def atomic(self, t: AtomicType) -> pa.DataType:
+        import pyarrow as pa
+
         r = t.root
         simple = {
             TypeRoot.BOOLEAN: pa.bool_(), TypeRoot.TINYINT: pa.int8(),
@@ -45,7 +52,7 @@ def to_arrow(t: DataType) -> pa.DataType:
             TypeRoot.BIGINT: pa.int64(), TypeRoot.FLOAT: pa.float32(),
             TypeRoot.DOUBLE: pa.float64(), TypeRoot.DATE: pa.date32(),
             TypeRoot.CHAR: pa.string(), TypeRoot.VARCHAR: pa.string(),
-            TypeRoot.VARBINARY: pa.binary(),
+            TypeRoot.VARBINARY: pa.binary(), TypeRoot.NULL: pa.null(),
         }
         if r in simple:
             return simple[r]
@@ -61,22 +68,39 @@ def to_arrow(t: DataType) -> pa.DataType:
         if r is TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE:
             return pa.timestamp(_time_unit(t.precision or 0), tz="UTC")
         raise UnknownTypeError(f"No Arrow type for {t.sql()}", type_text=t.sql())
-    if isinstance(t, ArrayType):
-        return pa.list_(pa.field("element", to_arrow(t.element), t.element.nullable))
-    if isinstance(t, MultisetType):
-        return pa.map_(pa.field("key", to_arrow(t.element), False),
-                       pa.field("value", pa.int32(), False))
-    if isinstance(t, MapType):
-        return pa.map_(pa.field("key", to_arrow(t.key), False),
-                       pa.field("value", to_arrow(t.value), t.value.nullable))
-    return pa.struct([arrow_field(f) for f in t.fields])
+
+    def field(self, f: DataField, result: pa.DataType) -> pa.Field:
+        return arrow_field(f, arrow_type=result)
+
+    def row(self, t: RowType, fields: list[pa.Field]) -> pa.DataType:
+        import pyarrow as pa
+
+        return pa.struct(fields)
+
+    def array(self, t: ArrayType, element: pa.DataType) -> pa.DataType:
+        import pyarrow as pa
+
+        return pa.list_(pa.field("element", element, t.element.nullable))
+
+    def multiset(self, t: MultisetType, element: pa.DataType) -> pa.DataType:
+        import pyarrow as pa
+
+        return pa.map_(pa.field("key", element, False), pa.field("value", pa.int32(), False))
+
+    def map(self, t: MapType, key: pa.DataType, value: pa.DataType) -> pa.DataType:
+        import pyarrow as pa
+
+        return pa.map_(pa.field("key", key, False), pa.field("value", value, t.value.nullable))
 
 
-def arrow_field(f: DataField, *, with_id: bool = True) -> pa.Field:
+def arrow_field(f: DataField, *, with_id: bool = True,
+                arrow_type: pa.DataType | None = None) -> pa.Field:
+    """Column ``f`` as an Arrow field with its id as ``PARQUET:field_id``."""
     import pyarrow as pa
 
     meta = {ARROW_FIELD_ID_KEY: str(f.id).encode()} if with_id and f.id >= 0 else None
-    return pa.field(f.name, to_arrow(f.type), f.type.nullable, metadata=meta)
+    return pa.field(f.name, to_arrow(f.type) if arrow_type is None else arrow_type,
+                    f.type.nullable, metadata=meta)
 
 
 def arrow_schema(fields: tuple[DataField, ...] | list[DataField], *,

@@ -30,6 +30,7 @@ from typing import Literal
 from schemalab.types.model import (
     ArrayType,
     AtomicType,
+    DataField,
     DataType,
     Family,
     MapType,
@@ -37,6 +38,7 @@ from schemalab.types.model import (
     RowType,
     TypeRoot,
 )
+from schemalab.types.visitor import PartnerVisitor, visit_with_partner
 
 CAST_MODE_OPTION = "cast.mode"
 DISABLE_EXPLICIT_OPTION = "disable-explicit-type-casting"
@@ -115,34 +117,70 @@ def cast_kind(source: DataType, target: DataType) -> CastKind | None:
     (names may differ; a field only on one side is an add or a drop, not a cast)."""
     if source.with_nullable(True) == target.with_nullable(True):
         return "identity"
-    if isinstance(source, AtomicType) and isinstance(target, AtomicType):
-        rule = _RULES.get(target.root)
-        if rule is None:  # VARIANT: only from itself
-            return "implicit" if source.root is target.root else None
-        implicit, explicit = rule
-        if source.root in implicit or source.root is target.root:
-            return "implicit" if _fits(source, target) else "explicit"
-        if source.root in explicit:
+    return visit_with_partner(target, source, _FINE)
+
+
+class _CastKinds(PartnerVisitor["CastKind | None"]):
+    """The cast kind of a target type from its partner in the source, the weakest over the
+    nested values; ``by_root`` judges atomic values by Paimon's root-only table."""
+
+    def __init__(self, by_root: bool) -> None:
+        self.by_root = by_root
+
+    def atomic(self, t: AtomicType, partner: DataType | None) -> CastKind | None:
+        if isinstance(partner, AtomicType):
+            return _root_kind(partner, t) if self.by_root else _atomic_kind(partner, t)
+        if partner is not None and t.root in (R.CHAR, R.VARCHAR):
+            # CHAR/VARCHAR are explicitly castable from constructed types (their string form)
             return "explicit"
         return None
-    if isinstance(target, AtomicType) and target.root in (R.CHAR, R.VARCHAR):
-        # CHAR/VARCHAR are explicitly castable from constructed types (their string form)
-        return "explicit"
-    if isinstance(source, ArrayType) and isinstance(target, ArrayType) or (
-            isinstance(source, MultisetType) and isinstance(target, MultisetType)):
-        return cast_kind(source.element, target.element)  # type: ignore[union-attr]
-    if isinstance(source, MapType) and isinstance(target, MapType):
-        return _weakest(cast_kind(source.key, target.key), cast_kind(source.value, target.value))
-    if isinstance(source, RowType) and isinstance(target, RowType):
-        by_id = {f.id: f for f in source.fields}
-        kinds: list[CastKind | None] = ["identity"]
-        for f in target.fields:
-            if f.id in by_id:
-                kinds.append(cast_kind(by_id[f.id].type, f.type))
+
+    def row(self, t: RowType, partner: RowType | None,
+            fields: list[tuple[DataField, DataField | None, CastKind | None]]
+            ) -> CastKind | None:
+        if partner is None:
+            return None
         result: CastKind | None = "identity"
-        for k in kinds:
-            result = _weakest(result, k)
+        for _, pf, kind in fields:
+            if pf is not None:
+                result = _weakest(result, kind)
         return result
+
+    def array(self, t: ArrayType | MultisetType, partner: ArrayType | MultisetType | None,
+              element: CastKind | None) -> CastKind | None:
+        return None if partner is None else element
+
+    def map(self, t: MapType, partner: MapType | None, key: CastKind | None,
+            value: CastKind | None) -> CastKind | None:
+        return None if partner is None else _weakest(key, value)
+
+
+_FINE = _CastKinds(by_root=False)
+_BY_ROOT = _CastKinds(by_root=True)
+
+
+def _atomic_kind(source: AtomicType, target: AtomicType) -> CastKind | None:
+    if source.with_nullable(True) == target.with_nullable(True):
+        return "identity"
+    rule = _RULES.get(target.root)
+    if rule is None:  # VARIANT: only from itself
+        return "implicit" if source.root is target.root else None
+    implicit, explicit = rule
+    if source.root in implicit or source.root is target.root:
+        return "implicit" if _fits(source, target) else "explicit"
+    if source.root in explicit:
+        return "explicit"
+    return None
+
+
+def _root_kind(source: AtomicType, target: AtomicType) -> CastKind | None:
+    if source.with_nullable(True) == target.with_nullable(True):
+        return "identity"
+    rule = _RULES.get(target.root)
+    if source.root is target.root or (rule is not None and source.root in rule[0]):
+        return "implicit"
+    if rule is not None and source.root in rule[1]:
+        return "explicit"
     return None
 
 
@@ -191,31 +229,11 @@ def _decimal_fits(p1: int, s1: int, p2: int, s2: int) -> bool:
 def paimon_cast_kind(source: DataType, target: DataType) -> CastKind | None:
     """Paimon's own rule table, by type root only: a same-root change (DECIMAL(10, 2) →
     DECIMAL(8, 2), VARCHAR(10) → VARCHAR(5)) counts as implicit there, even though reading
-    it can lose information; :func:`cast_kind` is the finer view the read path uses."""
-    if isinstance(source, AtomicType) and isinstance(target, AtomicType):
-        if source.with_nullable(True) == target.with_nullable(True):
-            return "identity"
-        rule = _RULES.get(target.root)
-        if source.root is target.root or (rule is not None and source.root in rule[0]):
-            return "implicit"
-        if rule is not None and source.root in rule[1]:
-            return "explicit"
-        return None
-    kind = cast_kind(source, target)
-    if isinstance(source, ArrayType | MultisetType | MapType | RowType) and kind == "explicit" \
-            and type(source) is type(target):
-        # element-wise: judge the elements by the same root-based table
-        return _paimon_nested(source, target)
-    return kind
-
-
-def _paimon_nested(source: DataType, target: DataType) -> CastKind | None:
-    if isinstance(source, ArrayType | MultisetType) and isinstance(target, type(source)):
-        return paimon_cast_kind(source.element, target.element)  # type: ignore[union-attr]
-    if isinstance(source, MapType) and isinstance(target, MapType):
-        return _weakest(paimon_cast_kind(source.key, target.key),
-                        paimon_cast_kind(source.value, target.value))
-    return cast_kind(source, target)
+    it can lose information; :func:`cast_kind` is the finer view the read path uses. Nested
+    values are judged element by element."""
+    if source.with_nullable(True) == target.with_nullable(True):
+        return "identity"
+    return visit_with_partner(target, source, _BY_ROOT)
 
 
 def supports_cast(source: DataType, target: DataType, allow_explicit: bool) -> bool:

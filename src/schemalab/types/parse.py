@@ -35,6 +35,7 @@ from schemalab.types.model import (
     RowType,
     TypeRoot,
 )
+from schemalab.types.visitor import TypeVisitor, visit
 
 # --------------------------------------------------------------------------------------------
 # Parsing type strings
@@ -363,28 +364,45 @@ def field_from_json(node: Any) -> DataField:
 
 def type_to_json(t: DataType, *, nullable_key: bool = False) -> Any:
     """The schema-file form of a type. ``nullable_key`` adds pypaimon's ``"nullable"``."""
-    if isinstance(t, AtomicType):
+    return visit(t, _ToJson(nullable_key))
+
+
+class _ToJson(TypeVisitor[Any]):
+    def __init__(self, nullable_key: bool) -> None:
+        self.nullable_key = nullable_key
+
+    def _node(self, t: DataType, head: str, **parts: Any) -> dict[str, Any]:
+        out = {"type": head + ("" if t.nullable else " NOT NULL"), **parts}
+        if self.nullable_key:
+            out["nullable"] = t.nullable
+        return out
+
+    def atomic(self, t: AtomicType) -> Any:
         return t.sql()
-    suffix = "" if t.nullable else " NOT NULL"
-    out: dict[str, Any]
-    if isinstance(t, ArrayType | MultisetType):
-        out = {"type": t.root.value + suffix,
-               "element": type_to_json(t.element, nullable_key=nullable_key)}
-    elif isinstance(t, MapType):
-        out = {"type": "MAP" + suffix,
-               "key": type_to_json(t.key, nullable_key=nullable_key),
-               "value": type_to_json(t.value, nullable_key=nullable_key)}
-    else:
-        out = {"type": "ROW" + suffix,
-               "fields": [field_to_json(f, nullable_key=nullable_key) for f in t.fields]}
-    if nullable_key:
-        out["nullable"] = t.nullable
-    return out
+
+    def field(self, f: DataField, result: Any) -> Any:
+        return _field_json(f, result)
+
+    def row(self, t: RowType, fields: list[Any]) -> Any:
+        return self._node(t, "ROW", fields=fields)
+
+    def array(self, t: ArrayType, element: Any) -> Any:
+        return self._node(t, "ARRAY", element=element)
+
+    def multiset(self, t: MultisetType, element: Any) -> Any:
+        return self._node(t, "MULTISET", element=element)
+
+    def map(self, t: MapType, key: Any, value: Any) -> Any:
+        return self._node(t, "MAP", key=key, value=value)
 
 
 def field_to_json(f: DataField, *, nullable_key: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": f.id, "name": f.name,
-                           "type": type_to_json(f.type, nullable_key=nullable_key)}
+    """A field as schema files write it: id, name, type, then description and default."""
+    return _field_json(f, type_to_json(f.type, nullable_key=nullable_key))
+
+
+def _field_json(f: DataField, type_json: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": f.id, "name": f.name, "type": type_json}
     if f.description is not None:
         out["description"] = f.description
     if f.default_value is not None:

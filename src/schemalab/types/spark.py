@@ -6,7 +6,7 @@ writes into Parquet and can match on read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import UnknownTypeError
 from schemalab.types.model import (
@@ -31,6 +31,7 @@ from schemalab.types.model import (
     RowType,
     TypeRoot,
 )
+from schemalab.types.visitor import TypeVisitor, visit
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import types as st
@@ -40,10 +41,15 @@ FIELD_ID_KEY = "parquet.field.id"
 
 def to_spark(t: DataType) -> st.DataType:
     """The Spark type that holds values of ``t``. CHAR/VARCHAR become StringType and
-    BINARY/VARBINARY BinaryType, as in Paimon's Spark connector; MULTISET is MAP<e, INT>."""
-    from pyspark.sql import types as st
+    BINARY/VARBINARY BinaryType, as in Paimon's Spark connector; MULTISET is MAP<e, INT>.
+    ROW fields carry their ids as ``parquet.field.id`` metadata."""
+    return visit(t, _ToSpark())
 
-    if isinstance(t, AtomicType):
+
+class _ToSpark(TypeVisitor[Any]):
+    def atomic(self, t: AtomicType) -> st.DataType:
+        from pyspark.sql import types as st
+
         r = t.root
         simple: dict[TypeRoot, st.DataType] = {
             TypeRoot.BOOLEAN: st.BooleanType(),
@@ -60,6 +66,8 @@ def to_spark(t: DataType) -> st.DataType:
             TypeRoot.VARBINARY: st.BinaryType(),
             TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE: st.TimestampNTZType(),
             TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE: st.TimestampType(),
+            TypeRoot.NULL: st.NullType(),
+            TypeRoot.VARIANT: st.VariantType(),
         }
         if r in simple:
             return simple[r]
@@ -67,27 +75,42 @@ def to_spark(t: DataType) -> st.DataType:
             return st.DecimalType(t.precision or 10, t.scale or 0)
         if r is TypeRoot.TIME_WITHOUT_TIME_ZONE:
             return st.TimeType(min(t.precision or 0, 6))
-        if r is TypeRoot.NULL:
-            return st.NullType()
-        if r is TypeRoot.VARIANT:
-            return st.VariantType()
         raise UnknownTypeError(f"No Spark type for {t.sql()}", type_text=t.sql())
-    if isinstance(t, ArrayType):
-        return st.ArrayType(to_spark(t.element), t.element.nullable)
-    if isinstance(t, MultisetType):
-        return st.MapType(to_spark(t.element), st.IntegerType(), False)
-    if isinstance(t, MapType):
-        return st.MapType(to_spark(t.key), to_spark(t.value), t.value.nullable)
-    return st.StructType([spark_field(f) for f in t.fields])
+
+    def field(self, f: DataField, result: st.DataType) -> st.StructField:
+        return spark_field(f, spark_type=result)
+
+    def row(self, t: RowType, fields: list[st.StructField]) -> st.DataType:
+        from pyspark.sql import types as st
+
+        return st.StructType(fields)
+
+    def array(self, t: ArrayType, element: st.DataType) -> st.DataType:
+        from pyspark.sql import types as st
+
+        return st.ArrayType(element, t.element.nullable)
+
+    def multiset(self, t: MultisetType, element: st.DataType) -> st.DataType:
+        from pyspark.sql import types as st
+
+        return st.MapType(element, st.IntegerType(), False)
+
+    def map(self, t: MapType, key: st.DataType, value: st.DataType) -> st.DataType:
+        from pyspark.sql import types as st
+
+        return st.MapType(key, value, t.value.nullable)
 
 
-def spark_field(f: DataField, *, with_id: bool = True) -> st.StructField:
+def spark_field(f: DataField, *, with_id: bool = True,
+                spark_type: st.DataType | None = None) -> st.StructField:
+    """Column ``f`` as a Spark field: its id as ``parquet.field.id``, its comment."""
     from pyspark.sql import types as st
 
-    meta = {FIELD_ID_KEY: f.id} if with_id and f.id >= 0 else {}
+    meta: dict[str, Any] = {FIELD_ID_KEY: f.id} if with_id and f.id >= 0 else {}
     if f.description is not None:
-        meta["comment"] = f.description  # type: ignore[assignment]
-    return st.StructField(f.name, to_spark(f.type), f.type.nullable, meta)
+        meta["comment"] = f.description
+    return st.StructField(f.name, to_spark(f.type) if spark_type is None else spark_type,
+                          f.type.nullable, meta)
 
 
 def spark_schema(fields: tuple[DataField, ...] | list[DataField], *,
