@@ -15,19 +15,7 @@ import plotly.graph_objects as go
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
 from schemalab.history.versions import FieldEvent, FieldLineage, SchemaDiff
-
-EVENT_COLORS = {
-    "added": "#2da44e", "renamed": "#0969da", "retyped": "#bf8700",
-    "nullability_changed": "#8250df", "commented": "#6e7781", "moved": "#6e7781",
-    "dropped": "#cf222e", "unchanged": "#8c959f",
-}
-#: a qualitative palette for schema ids (files, snapshots)
-SCHEMA_COLORS = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#EECA3B",
-                 "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC"]
-
-
-def schema_color(schema_id: int | None) -> str:
-    return "#cccccc" if schema_id is None else SCHEMA_COLORS[schema_id % len(SCHEMA_COLORS)]
+from schemalab.render.palette import EVENT_COLORS, schema_color
 
 
 def _esc(text: Any) -> str:

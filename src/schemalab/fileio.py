@@ -10,10 +10,12 @@ Temporary names start with ``.`` and end in ``.tmp``, so listings never see them
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 
 def _tmp_path(path: str) -> str:
@@ -69,6 +71,47 @@ def read_bytes(path: str) -> bytes:
         return fh.read()
 
 
+AVRO_MAGIC = b"Obj\x01"
+
+
+@dataclass(frozen=True)
+class AvroFile:
+    """An Avro container file: its writer schema, its metadata (decoded as text) and its
+    records."""
+
+    schema: Any
+    metadata: dict[str, str]
+    records: list[dict[str, Any]]
+
+
+def read_avro(path: str, *, missing: str = "file does not exist") -> AvroFile:
+    """Every record of the Avro container file at ``path`` (manifests of both formats);
+    CorruptFileError naming the file for anything unreadable, ``missing`` when it is not
+    there."""
+    import fastavro
+
+    from schemalab.errors import CorruptFileError
+
+    try:
+        data = read_bytes(path)
+    except FileNotFoundError:
+        raise CorruptFileError(path, missing) from None
+    except OSError as e:
+        raise CorruptFileError(path, f"cannot be read ({e})") from None
+    if not data.startswith(AVRO_MAGIC):
+        raise CorruptFileError(path, "not an Avro container file (no 'Obj\\x01' magic)")
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+        records = list(reader)
+    except Exception as e:  # noqa: BLE001 - fastavro and the codecs raise many kinds
+        raise CorruptFileError(path, f"unreadable Avro ({type(e).__name__}: {e})") from None
+    if not all(isinstance(r, dict) for r in records):
+        raise CorruptFileError(path, "Avro records are not records")
+    meta = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
+            for k, v in reader.metadata.items()}
+    return AvroFile(reader.writer_schema, meta, records)  # type: ignore[arg-type]
+
+
 PARQUET_MAGIC = b"PAR1"
 
 
@@ -111,9 +154,3 @@ def list_versions(directory: str, prefix: str) -> list[int]:
     except FileNotFoundError:
         return []
     return sorted(int(m.group(1)) for n in names if (m := pattern.match(n)))
-
-
-def iter_files(root: str) -> Iterator[str]:
-    for d, _, files in os.walk(root):
-        for f in files:
-            yield os.path.join(d, f)

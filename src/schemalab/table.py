@@ -49,7 +49,7 @@ class Table:
     def __init__(self, path: str, name: str | None = None, *,
                  warehouse: Warehouse | None = None, spark: SparkSession | None = None) -> None:
         self.path = os.path.abspath(path)
-        self.name = name or _name_from_path(self.path)
+        self.name = name or name_from_path(self.path)
         self.warehouse = warehouse
         self._spark = spark
         self.schema_manager = SchemaManager(self.path, self.name)
@@ -219,7 +219,8 @@ class Table:
         return execute(self.read_plan(snapshot_id, schema), self.spark)
 
 
-def _name_from_path(path: str) -> str:
+def name_from_path(path: str) -> str:
+    """``db.table`` for a table directory ``.../<db>.db/<table>``, else the directory's name."""
     table = os.path.basename(path)
     db = os.path.basename(os.path.dirname(path))
     return f"{db[:-3]}.{table}" if db.endswith(".db") else table

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from schemalab.errors import (
     CorruptFileError,
 )
+from schemalab.fileio import read_avro
 from schemalab.iceberg.types import IcebergPrimitiveType, IcebergType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,24 +124,13 @@ def _pairs(value: Any) -> dict[int, Any]:
     return {int(kv["key"]): kv["value"] for kv in value}
 
 
-def _read_avro(path: str) -> tuple[Any, dict[str, str], list[dict[str, Any]]]:
-    import fastavro
-
-    try:
-        with open(path, "rb") as fh:
-            reader = fastavro.reader(fh)
-            meta = {k: (v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
-                    for k, v in reader.metadata.items()}
-            records: list[dict[str, Any]] = [r for r in reader if isinstance(r, dict)]
-            return reader.writer_schema, meta, records
-    except FileNotFoundError:
-        raise CorruptFileError(path, "does not exist (listed in the table's metadata)") from None
-    except (OSError, ValueError, EOFError, StopIteration) as e:
-        raise CorruptFileError(path, f"is not a readable Avro file: {e}") from None
+#: what a manifest list or manifest the metadata names but the disk lacks is
+_MISSING = "does not exist (listed in the table's metadata)"
 
 
 def read_iceberg_manifest_list(path: str) -> list[IcebergManifestFile]:
-    schema, _, records = _read_avro(path)
+    avro = read_avro(path, missing=_MISSING)
+    schema, _, records = avro.schema, avro.metadata, avro.records
     ids = _ids(schema)
     if 500 not in ids:
         raise CorruptFileError(path, "is not an Iceberg manifest list (no field 500 "
@@ -160,7 +150,8 @@ def read_iceberg_manifest_list(path: str) -> list[IcebergManifestFile]:
 def read_iceberg_manifest(path: str, mf: IcebergManifestFile) -> IcebergManifest:
     """A manifest's entries, with snapshot id and sequence numbers inherited from the
     manifest list where they are null (spec: "Inherited when null")."""
-    schema, meta, records = _read_avro(path)
+    avro = read_avro(path, missing=_MISSING)
+    schema, meta, records = avro.schema, avro.metadata, avro.records
     top = _ids(schema)
     if 2 not in top:
         raise CorruptFileError(path, "is not an Iceberg manifest (no field 2 data_file)")

@@ -46,7 +46,7 @@ from schemalab.iceberg.metadata import (
 )
 from schemalab.iceberg.plan import plan_iceberg_read
 from schemalab.iceberg.types import IcebergType
-from schemalab.table import SchemaChoice
+from schemalab.table import SchemaChoice, name_from_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -88,7 +88,7 @@ class IcebergTable:
         else:
             raise TableNotFoundError(f"{p} does not exist", rule="table-must-exist")
         self.path = root
-        self.name = name or _name_from_path(root)
+        self.name = name or name_from_path(root)
         self._spark = spark
         self.metadata_file = metadata_file
         self.metadata = parse_table_metadata(load_json(metadata_file), metadata_file)
@@ -371,9 +371,3 @@ def _local_path(uri: str) -> str:
     if uri.startswith("file:"):
         return uri[len("file:"):]
     return uri
-
-
-def _name_from_path(path: str) -> str:
-    table = os.path.basename(path)
-    db = os.path.basename(os.path.dirname(path))
-    return f"{db[:-3]}.{table}" if db.endswith(".db") else table

@@ -376,25 +376,6 @@ _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _MISSING = object()
 
 
-def _read_avro(path: str) -> list[dict[str, Any]]:
-    """Every record of an Avro container file; CorruptFileError for anything unreadable."""
-    try:
-        data = fileio.read_bytes(path)
-    except FileNotFoundError:
-        raise CorruptFileError(path, "file does not exist") from None
-    except OSError as e:
-        raise CorruptFileError(path, f"cannot be read ({e})") from None
-    if not data.startswith(b"Obj\x01"):
-        raise CorruptFileError(path, "not an Avro container file (no 'Obj\\x01' magic)")
-    try:
-        records = list(fastavro.reader(io.BytesIO(data)))
-    except Exception as e:  # noqa: BLE001 - fastavro and the codecs raise many kinds
-        raise CorruptFileError(path, f"unreadable Avro ({type(e).__name__}: {e})") from None
-    if not all(isinstance(r, dict) for r in records):
-        raise CorruptFileError(path, "Avro records are not records")
-    return records  # type: ignore[return-value]
-
-
 class _Fields:
     """Typed access to one Avro record, naming the file and record in every error."""
 
@@ -507,7 +488,7 @@ def _data_file_from(rec: _Fields) -> DataFileMeta:
 def read_manifest(path: str) -> list[ManifestEntry]:
     """The entries of a manifest file, in file order."""
     entries = []
-    for i, record in enumerate(_read_avro(path)):
+    for i, record in enumerate(fileio.read_avro(path).records):
         rec = _Fields(record, path, f"entry {i}")
         _check_version(rec)
         kind = rec.get("_KIND", int)
@@ -531,7 +512,7 @@ _META_FIELDS = ("_VERSION", "_FILE_NAME", "_FILE_SIZE", "_NUM_ADDED_FILES", "_NU
 def read_manifest_list(path: str) -> list[ManifestFileMeta]:
     """The manifests a manifest-list file names, in file order."""
     metas = []
-    for i, record in enumerate(_read_avro(path)):
+    for i, record in enumerate(fileio.read_avro(path).records):
         rec = _Fields(record, path, f"manifest {i}")
         _check_version(rec)
         metas.append(ManifestFileMeta(

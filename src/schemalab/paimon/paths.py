@@ -75,23 +75,6 @@ def escape_path_name(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in text)
 
 
-def unescape_path_name(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        if text[i] == "%" and _is_hex(text[i + 1:i + 3]):
-            out.append(chr(int(text[i + 1:i + 3], 16)))
-            i += 3
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
-
-
-def _is_hex(s: str) -> bool:
-    return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
-
-
 def partition_value_text(value: Any) -> str:
     """A partition value as Paimon writes it into a directory name."""
     if value is None:

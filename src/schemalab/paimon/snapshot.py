@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from schemalab import fileio
 from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
-from schemalab.schema.jackson import detect_layout, jackson_pretty
+from schemalab.schema.jackson import jackson_pretty, load_object
 
 CURRENT_VERSION = 3
 SNAPSHOT_PREFIX = "snapshot-"
@@ -167,16 +167,8 @@ class Snapshot:
     def from_json(text: str | bytes, *, path: str = "<snapshot>") -> Snapshot:
         """Parse a snapshot file. CorruptFileError for anything that is not a snapshot;
         UnsupportedVersionError for a ``version`` other than 1 to 3."""
-        try:
-            data = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise CorruptFileError(path, f"not valid JSON ({e})") from None
-        except RecursionError:
-            raise CorruptFileError(path, "JSON nested too deeply") from None
-        if not isinstance(data, dict):
-            raise CorruptFileError(path, "a snapshot file must hold a JSON object")
-        raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return Snapshot.from_dict(data, path=path, layout=detect_layout(raw))
+        data, layout = load_object(text, path=path, what="a snapshot file")
+        return Snapshot.from_dict(data, path=path, layout=layout)
 
     @staticmethod
     def from_dict(data: Mapping[str, Any], *, path: str = "<snapshot>",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from schemalab.render.palette import event_color
+
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.history.model import TableHistory
     from schemalab.history.versions import FieldEvent
@@ -13,13 +15,8 @@ def e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-_EVENT_COLORS = {"added": "#1a7f37", "renamed": "#0969da", "retyped": "#9a6700",
-                 "nullability_changed": "#8250df", "commented": "#57606a", "moved": "#57606a",
-                 "dropped": "#cf222e"}
-
-
 def event_badge(ev: FieldEvent) -> str:
-    color = _EVENT_COLORS.get(ev.kind, "#57606a")
+    color = event_color(ev.kind)
     return (f'<span class="sl-ev sl-{e(ev.kind)}" style="color:{color}">'
             f"{e(ev.describe())}</span>")
 

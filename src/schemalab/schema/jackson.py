@@ -11,8 +11,11 @@ that layout apart from pypaimon's ``json.dumps(indent=2)``.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
+
+from schemalab.errors import CorruptFileError
 
 Layout = Literal["java", "python"]
 
@@ -90,3 +93,19 @@ def jackson_string(s: str) -> str:
             buf.append(ch)
     buf.append('"')
     return "".join(buf)
+
+
+def load_object(text: str | bytes, *, path: str, what: str) -> tuple[dict[str, Any], Layout]:
+    """The JSON object of a metadata file (``what``: "a schema file", "a snapshot file") and
+    the layout it was written in. :class:`CorruptFileError` naming ``path`` for anything
+    else."""
+    try:
+        data = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CorruptFileError(path, f"not valid JSON ({e})") from None
+    except RecursionError:
+        raise CorruptFileError(path, "JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise CorruptFileError(path, f"{what} must hold a JSON object")
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return data, detect_layout(raw)

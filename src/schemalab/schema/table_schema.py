@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from schemalab.errors import CorruptFileError, UnknownTypeError, UnsupportedVersionError
-from schemalab.schema.jackson import Layout, detect_layout, jackson_pretty
+from schemalab.schema.jackson import Layout, jackson_pretty, load_object
 from schemalab.types.model import DataField, DataType
 from schemalab.types.parse import field_from_json, field_to_json
 from schemalab.types.visitor import iter_fields
@@ -129,16 +129,8 @@ class TableSchema:
     def from_json(text: str | bytes, *, path: str = "<schema>") -> TableSchema:
         """Parse a schema file. Raises :class:`CorruptFileError` naming ``path`` and the
         problem for anything that is not a readable Paimon schema."""
-        try:
-            data = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise CorruptFileError(path, f"not valid JSON ({e})") from None
-        except RecursionError:
-            raise CorruptFileError(path, "JSON nested too deeply") from None
-        if not isinstance(data, dict):
-            raise CorruptFileError(path, "a schema file must hold a JSON object")
-        raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-        return TableSchema.from_dict(data, path=path, layout=detect_layout(raw))
+        data, layout = load_object(text, path=path, what="a schema file")
+        return TableSchema.from_dict(data, path=path, layout=layout)
 
     @staticmethod
     def from_dict(data: Mapping[str, Any], *, path: str = "<schema>",
