@@ -73,7 +73,7 @@ test-fast: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src widgets tests bench
-	$(VENV)/bin/mypy src
+	$(VENV)/bin/mypy src widgets
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

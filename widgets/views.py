@@ -24,6 +24,8 @@ from schemalab.widgets.figures import (
 )
 
 from schemalab.history.model import TableHistory
+from schemalab.table import Table, TableLike
+from schemalab.warehouse import Warehouse
 
 PREVIEW_ROWS = 20
 
@@ -70,9 +72,9 @@ def preview_html(df: Any, limit: int = PREVIEW_ROWS) -> str:
 class SchemaHistoryView(W.VBox):
     """A timeline of schema versions; pick any two to see their diff."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        self.history: TableHistory = table.history()
+        self.history: TableHistory = history if history is not None else table.history()
         ids = [v.id for v in self.history.schemas]
         self.old = W.Dropdown(options=ids, value=ids[max(len(ids) - 2, 0)] if ids else None,
                               description="from schema")
@@ -96,9 +98,9 @@ class SchemaHistoryView(W.VBox):
 class LineageView(W.VBox):
     """One row per field id across every schema version (see :func:`lineage_figure`)."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        self.history: TableHistory = table.history()
+        self.history: TableHistory = history if history is not None else table.history()
         self.figure = lineage_figure(self.history)
         super().__init__([_figure_widget(self.figure)])
 
@@ -107,9 +109,9 @@ class SnapshotTreeView(W.VBox):
     """Snapshot → manifest lists → manifests → data files, coloured by schema id; pick a
     file to see its stats and how it is read today."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        self.history: TableHistory = table.history()
+        self.history: TableHistory = history if history is not None else table.history()
         ids = [s.id for s in self.history.snapshots]
         self.snapshot = W.Dropdown(options=ids, value=ids[-1] if ids else None,
                                    description="snapshot")
@@ -159,13 +161,11 @@ class SnapshotTreeView(W.VBox):
                 f"<td>{html.escape(str(v[1]))}</td><td>{html.escape(str(v[2]))}</td></tr>"
                 for k, v in f.stats.items()) or "<tr><td colspan=4>no value stats</td></tr>"
             how = ""
-            explain = getattr(self.table, "explain_read", None)
-            if explain is not None:
-                ex = explain(self.snapshot.value, "current")
-                for g in ex.groups:
-                    if g.schema_id == f.schema_id:
-                        how = "".join(f"<li><code>{html.escape(c.column)}</code>: "
-                                      f"{html.escape(c.text)}</li>" for c in g.columns)
+            ex = self.table.explain_read(self.snapshot.value, "current")
+            for g in ex.groups:
+                if g.schema_id == f.schema_id:
+                    how = "".join(f"<li><code>{html.escape(c.column)}</code>: "
+                                  f"{html.escape(c.text)}</li>" for c in g.columns)
             self.detail.value = (
                 f"<p><b>{html.escape(f.path)}</b> — written under schema {f.schema_id}, "
                 f"{f.row_count} rows</p><table><tr><th>column (today)</th><th>min</th>"
@@ -181,7 +181,7 @@ class AlterStepper(W.VBox):
     preview of the evolved read, and the read explanation. ``back()`` restores the warehouse
     exactly as it was before the last step (from a copy taken before the step ran)."""
 
-    def __init__(self, warehouse: Any, statements: str | Sequence[str]) -> None:
+    def __init__(self, warehouse: Warehouse, statements: str | Sequence[str]) -> None:
         from schemalab import sql
 
         self.warehouse = warehouse
@@ -293,7 +293,7 @@ class AlterStepper(W.VBox):
         return None
 
     @property
-    def table(self) -> Any:
+    def table(self) -> Table | None:
         if self.focus is None or not self.warehouse.has_table(self.focus):
             return None
         return self.warehouse.table(self.focus)
@@ -342,9 +342,10 @@ class AlterStepper(W.VBox):
 class TimeTravelView(W.VBox):
     """Read any snapshot under its own schema or today's."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        ids = [s.id for s in table.history().snapshots]
+        history = history if history is not None else table.history()
+        ids = [s.id for s in history.snapshots]
         self.snapshot = W.Dropdown(options=ids, value=ids[-1] if ids else None,
                                    description="snapshot")
         self.schema = W.ToggleButtons(options=[("its own schema", "snapshot"),
@@ -365,9 +366,7 @@ class TimeTravelView(W.VBox):
             self.result.value = "<i>reading on Spark…</i>"
             df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
             text = preview_html(df)
-            explain = getattr(self.table, "explain_read", None)
-            if explain is not None:
-                text += explain(self.snapshot.value, self.schema.value)._repr_html_()
+            text += self.table.explain_read(self.snapshot.value, self.schema.value)._repr_html_()
             self.result.value = text
         _guarded(self.error)(run)
 
@@ -375,15 +374,21 @@ class TimeTravelView(W.VBox):
 class Explorer(W.Tab):
     """Tabs: schema history, lineage, snapshot tree, and time travel."""
 
-    def __init__(self, table: Any) -> None:
-        pages = [("Schema history", SchemaHistoryView), ("Lineage", LineageView),
-                 ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
-        children = []
-        for _, cls in pages:
-            try:
-                children.append(cls(table))
-            except Exception as err:
-                children.append(W.HTML(error_html(err)))
+    def __init__(self, table: TableLike) -> None:
+        pages: list[tuple[str, Callable[[TableLike, TableHistory], W.Widget]]] = [
+            ("Schema history", SchemaHistoryView), ("Lineage", LineageView),
+            ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
+        children: list[W.Widget] = []
+        try:
+            history = table.history()  # one history for every page
+        except Exception as err:
+            children = [W.HTML(error_html(err)) for _ in pages]
+        else:
+            for _, cls in pages:
+                try:
+                    children.append(cls(table, history))
+                except Exception as err:
+                    children.append(W.HTML(error_html(err)))
         super().__init__(children=children)
         for i, (title, _) in enumerate(pages):
             self.set_title(i, title)

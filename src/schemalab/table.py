@@ -1,5 +1,8 @@
 """One table: its schema versions, snapshots, writes and evolved reads.
 
+:class:`TableLike` is what every table schemalab opens offers — a Paimon :class:`Table` and
+an Iceberg table alike — and what the widgets and the CLI are written against.
+
     t = wh.table("T")
     t.schema            # the current TableSchema
     t.schemas           # every version, oldest first
@@ -14,7 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from schemalab import fileio
 from schemalab.engine import store
@@ -40,7 +44,38 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from schemalab.warehouse import Warehouse
 
+#: which schema a read uses: the snapshot's own (time travel), today's, or a schema id
 SchemaChoice = Literal["snapshot", "current"] | int | None
+
+
+@runtime_checkable
+class TableLike(Protocol):
+    """A table of any format, as the explorer uses it. ``schema``, ``schemas`` and
+    ``snapshots`` are the format's own values; :meth:`history` is the format-neutral view
+    of all of them."""
+
+    name: str
+    path: str
+
+    @property
+    def schema(self) -> Any: ...
+
+    @property
+    def schemas(self) -> Sequence[Any]: ...
+
+    @property
+    def snapshots(self) -> Sequence[Any]: ...
+
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
+        ...
+
+    def read_plan(self, snapshot_id: int | None = None,
+                  schema: SchemaChoice = None) -> ReadPlan: ...
+
+    def explain_read(self, snapshot_id: int | None = None,
+                     schema: SchemaChoice = None) -> ReadExplanation: ...
+
+    def history(self) -> TableHistory: ...
 
 
 class Table:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from schemalab.engine.plan import ColumnRead, ReadPlan
 from schemalab.history.model import TableHistory
-from schemalab.render.html import e
+from schemalab.render.html import explanation_html
 from schemalab.types.model import TypeRoot
 
 #: how Iceberg's cast rules are named in explanations
@@ -99,26 +99,7 @@ class ReadExplanation:
         return self.text()
 
     def _repr_html_(self) -> str:
-        parts = [f"<div class='sl-explain'><b>{e(self.table)}</b>: snapshot "
-                 f"{e(self.snapshot_id)}, schema {self.schema_id}, {e(self.mode_text)}"]
-        if self.merge:
-            parts.append(f"<p class='sl-merge'>{e(self.merge)}</p>")
-        if self.key is not None:
-            rows = "".join(
-                f"<tr class='{'sl-winner' if v is self.key.winner else 'sl-loser'}'>"
-                f"<td>{v.sequence_number}</td><td>{e(v.kind_text)}</td><td><code>"
-                f"{e(v.file.rsplit('/', 1)[-1])}</code></td><td>{v.schema_id}</td>"
-                f"<td>{v.level}</td><td>{e(v.values)}</td></tr>" for v in self.key.versions)
-            parts.append(f"<p class='sl-key'>{e(self.key.reason)}</p><table><tr><th>seq</th>"
-                         "<th>kind</th><th>file</th><th>schema</th><th>level</th><th>row</th>"
-                         f"</tr>{rows}</table>")
-        for g in self.groups:
-            rows = "".join(f"<tr class='sl-{e(c.kind)}'><td><code>{e(c.column)}</code></td>"
-                           f"<td>{e(c.text)}</td></tr>" for c in g.columns)
-            ignored = "".join(f"<li>{e(i)}</li>" for i in g.ignored)
-            parts.append(f"<p>{e(g.title)}</p><table>{rows}</table>"
-                         + (f"<ul>{ignored}</ul>" if ignored else ""))
-        return "".join(parts) + "</div>"
+        return explanation_html(self)
 
 
 def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from schemalab.render.palette import event_color
 
 if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.explain.read import ReadExplanation
     from schemalab.history.model import TableHistory
     from schemalab.history.versions import FieldEvent
 
@@ -57,3 +58,27 @@ def _fmt_time(millis: int | None) -> str:
     if millis is None or millis <= 0:
         return ""
     return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def explanation_html(ex: ReadExplanation) -> str:
+    """A read explanation for a notebook: per file group, each column and why."""
+    parts = [f"<div class='sl-explain'><b>{e(ex.table)}</b>: snapshot "
+             f"{e(ex.snapshot_id)}, schema {ex.schema_id}, {e(ex.mode_text)}"]
+    if ex.merge:
+        parts.append(f"<p class='sl-merge'>{e(ex.merge)}</p>")
+    if ex.key is not None:
+        rows = "".join(
+            f"<tr class='{'sl-winner' if v is ex.key.winner else 'sl-loser'}'>"
+            f"<td>{v.sequence_number}</td><td>{e(v.kind_text)}</td><td><code>"
+            f"{e(v.file.rsplit('/', 1)[-1])}</code></td><td>{v.schema_id}</td>"
+            f"<td>{v.level}</td><td>{e(v.values)}</td></tr>" for v in ex.key.versions)
+        parts.append(f"<p class='sl-key'>{e(ex.key.reason)}</p><table><tr><th>seq</th>"
+                     "<th>kind</th><th>file</th><th>schema</th><th>level</th><th>row</th>"
+                     f"</tr>{rows}</table>")
+    for g in ex.groups:
+        rows = "".join(f"<tr class='sl-{e(c.kind)}'><td><code>{e(c.column)}</code></td>"
+                       f"<td>{e(c.text)}</td></tr>" for c in g.columns)
+        ignored = "".join(f"<li>{e(i)}</li>" for i in g.ignored)
+        parts.append(f"<p>{e(g.title)}</p><table>{rows}</table>"
+                     + (f"<ul>{ignored}</ul>" if ignored else ""))
+    return "".join(parts) + "</div>"
