@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import schemalab as sl
 from schemalab import cli
 from schemalab.errors import SchemaChangeError
 from schemalab.history.lineage import compute_lineage, with_events
@@ -583,10 +584,30 @@ def test_inspect_table_without_snapshots_and_flags(tmp_path: Path,
 
 def test_inspect_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                      ) -> None:
+    """One line each, telling a missing path from a warehouse root, a data file and a
+    directory that is no table at all."""
     assert cli.main(["inspect", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "is not a table" in err
+    assert err.startswith("error: ") and err.rstrip().endswith("nope does not exist.")
     assert err.count("\n") == 1
+
+    wh = sl.Warehouse(tmp_path / "wh")
+    wh.sql("CREATE TABLE t (a INT)")
+    assert cli.main(["inspect", wh.path]) == 1
+    err = capsys.readouterr().err
+    assert "is a warehouse" in err and f"{wh.path}/default.db/t" in err
+    assert err.count("\n") == 1
+
+    data = Path(wh.table("t").path) / "bucket-0" / "data-x.parquet"
+    data.parent.mkdir()
+    data.write_bytes(b"PAR1")
+    assert cli.main(["inspect", str(data)]) == 1
+    err = capsys.readouterr().err
+    assert "is a data file, not a table. Open its table instead: " in err
+    assert err.rstrip().endswith(wh.table("t").path)
+
+    assert cli.main(["inspect", str(tmp_path)]) == 1
+    assert "is not a table: no Paimon schema/ directory" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------------------------

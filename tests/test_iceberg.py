@@ -487,7 +487,7 @@ def test_partition_specs_and_sort_orders(warehouse: Path) -> None:
 
 
 def test_snapshot_trees_match_pyiceberg_inspect(warehouse: Path) -> None:
-    from schemalab.iceberg.table import _local_path
+    from schemalab.fileio import normalize as _local_path
 
     pt = _catalog(warehouse).load_table("demo.orders")
     t = _table(warehouse, "orders")

@@ -114,11 +114,12 @@ def _inspect(args: argparse.Namespace) -> int:
 def _clean_orphans(args: argparse.Namespace) -> int:
     import os
 
+    from schemalab import fileio
     from schemalab.errors import TableNotFoundError
     from schemalab.paimon.orphans import DEFAULT_OLDER_THAN_SECONDS, clean_orphans
 
-    path = os.path.abspath(args.table_path)
-    if not os.path.isdir(os.path.join(path, "schema")):
+    path = fileio.normalize(args.table_path)
+    if not fileio.list_names(os.path.join(path, "schema")):
         raise TableNotFoundError(f"{path} is not a Paimon table: it has no schema/ directory",
                                  rule="table-must-exist")
     older = DEFAULT_OLDER_THAN_SECONDS if args.older_than is None else args.older_than

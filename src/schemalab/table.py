@@ -83,7 +83,7 @@ class Table:
 
     def __init__(self, path: str, name: str | None = None, *,
                  warehouse: Warehouse | None = None, spark: SparkSession | None = None) -> None:
-        self.path = os.path.abspath(path)
+        self.path = fileio.normalize(path)
         self.name = name or name_from_path(self.path)
         self.warehouse = warehouse
         self._spark = spark

@@ -12,11 +12,11 @@ Spark starts only when data is touched (INSERT, SELECT, reads): DDL runs in plai
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.errors import SqlError, TableExistsError, TableNotFoundError
 from schemalab.paimon import paths
 from schemalab.paimon.schema_manager import SchemaManager
@@ -58,12 +58,17 @@ class StatementResult:
 
 
 class Warehouse:
-    """A warehouse directory. ``spark`` may be a user's own session; otherwise
-    :func:`schemalab.local_spark` is started the first time data is touched."""
+    """A warehouse: a local directory or an object-store URI (``s3://bucket/wh``). ``spark``
+    may be a user's own session (local, a cluster, or Spark Connect); otherwise
+    :func:`schemalab.local_spark` is started the first time data is touched. ``options`` are
+    Paimon's catalog options for the store (``s3.endpoint``, ``s3.access-key``, ...); by
+    default the standard environment configures it."""
 
-    def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None) -> None:
-        self.path = os.path.abspath(os.fspath(path))
-        os.makedirs(self.path, exist_ok=True)
+    def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None,
+                 options: dict[str, str] | None = None) -> None:
+        self.path = fileio.normalize(path)
+        fileio.configure(self.path, options)
+        fileio.makedirs(self.path)
         self._spark = spark
         if spark is not None:
             from schemalab.spark import configure_session
@@ -108,7 +113,7 @@ class Warehouse:
     def table(self, name: str | TableName) -> Table:
         db, table = self.resolve(name)
         path = paths.table_dir(self.path, db, table)
-        if not os.path.isdir(os.path.join(path, "schema")) or not SchemaManager(path).list_ids():
+        if not SchemaManager(path).list_ids():
             raise TableNotFoundError(f"Table {db}.{table} does not exist in {self.path}.",
                                      table=f"{db}.{table}", rule="table-must-exist")
         return Table(path, f"{db}.{table}", warehouse=self)
@@ -121,18 +126,16 @@ class Warehouse:
             return False
 
     def list_databases(self) -> list[str]:
-        return sorted(n[:-3] for n in os.listdir(self.path)
-                      if n.endswith(".db") and os.path.isdir(os.path.join(self.path, n)))
+        return sorted(n[:-3] for n in fileio.list_names(self.path)
+                      if n.endswith(".db") and fileio.is_dir(os.path.join(self.path, n)))
 
     def list_tables(self, database: str | None = None) -> list[str]:
         """Qualified names ``db.table`` of every table (or of one database's tables)."""
         out = []
         for db in [database] if database else self.list_databases():
             d = paths.database_dir(self.path, db)
-            if not os.path.isdir(d):
-                continue
-            for t in sorted(os.listdir(d)):
-                if not t.startswith(".") and os.path.isdir(os.path.join(d, t, "schema")):
+            for t in sorted(fileio.list_names(d)):
+                if not t.startswith(".") and fileio.is_dir(os.path.join(d, t, "schema")):
                     out.append(f"{db}.{t}")
         return out
 
@@ -166,10 +169,16 @@ class Warehouse:
             raise TableNotFoundError(f"Table {db}.{table} does not exist.", table=f"{db}.{table}",
                                      rule="table-must-exist")
         path = paths.table_dir(self.path, db, table)
-        # Move aside first so no reader ever sees a half-deleted table.
-        trash = os.path.join(os.path.dirname(path), f".dropped-{table}-{os.getpid()}")
-        os.rename(path, trash)
-        shutil.rmtree(trash, ignore_errors=True)
+        if fileio.is_local(path):
+            # Move aside first so no reader ever sees a half-deleted table.
+            trash = os.path.join(os.path.dirname(path), f".dropped-{table}-{os.getpid()}")
+            os.rename(path, trash)
+            fileio.delete_dir(trash)
+        else:
+            # no rename on object stores: the schema files go first, so the table is gone
+            # for every reader before its data is
+            fileio.delete_dir(os.path.join(path, "schema"))
+            fileio.delete_dir(path)
         return True
 
     def rename_table(self, name: str | TableName, new_name: str | TableName) -> Table:
@@ -179,6 +188,12 @@ class Warehouse:
             raise TableExistsError(f"Table {db}.{table} already exists.", table=f"{db}.{table}",
                                    rule="table-must-be-new")
         dest = paths.table_dir(self.path, db, table)
+        if not fileio.is_local(dest):
+            raise SqlError(
+                f"Cannot rename {src.name} on {fileio.scheme(dest)}://: an object store has no "
+                "rename, so it would copy every file and be visible half-done. Create the new "
+                "table and INSERT INTO it from the old one.", table=src.name,
+                rule="rename-needs-local-disk")
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         os.rename(src.path, dest)
         return Table(dest, f"{db}.{table}", warehouse=self)

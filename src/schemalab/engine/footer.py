@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from schemalab import fileio
 from schemalab.errors import CorruptFileError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,7 +26,7 @@ def parquet_schema(path: str) -> pa.Schema:
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_schema(path)
+        return pq.read_schema(fileio.open_input(path))
     except FileNotFoundError:
         raise CorruptFileError(path, "does not exist (listed as a live data file in the "
                                      "table's manifests)") from None

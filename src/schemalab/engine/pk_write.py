@@ -11,6 +11,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.engine import write
 from schemalab.engine.bucket import bucket_udf
 from schemalab.engine.scan import quote
@@ -142,7 +143,8 @@ def _entry(f: write.WrittenFile, schema: TableSchema, trimmed: list[str]) -> Man
 
     key_names = [KEY_PREFIX + k for k in trimmed]
     # ParquetFile, not read_table: read_table would take `dt=...` in the path for a column
-    t = pq.ParquetFile(f.path).read(columns=[*key_names, SEQUENCE_NUMBER, VALUE_KIND])
+    t = pq.ParquetFile(fileio.open_input(f.path)).read(
+        columns=[*key_names, SEQUENCE_NUMBER, VALUE_KIND])
     fields = [schema.field(k) for k in trimmed]
     key_types = [fld.type for fld in fields if fld is not None]
     first = [write.normalize_stat(t.column(n)[0].as_py(), fld)

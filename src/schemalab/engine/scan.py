@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 
 from schemalab.engine.evolve import evolve, literal
 from schemalab.engine.plan import ColumnRead, FileGroup, ReadPlan, StoredAs
-from schemalab.engine.spark_reader import all_nullable, literal_path, quote, without_ids
+from schemalab.engine.spark_reader import (
+    all_nullable,
+    literal_path,
+    quote,
+    store_error,
+    without_ids,
+)
+from schemalab.fileio import spark_uri
 from schemalab.paimon.primary_key import SEQUENCE_NUMBER, VALUE_KIND
 from schemalab.schema import TableSchema
 from schemalab.types.model import DataField, DataType, MapType, TypeRoot
@@ -53,7 +60,7 @@ def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system:
         extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL), F.col(VALUE_KIND).alias(KIND_COL)]
     if with_file:
         extra_cols.append(F.input_file_name().alias(FILE_COL))
-    paths = [literal_path(f.path) for f in group.files]
+    paths = [literal_path(spark_uri(f.path)) for f in group.files]
     if group.by_id:
         prefix = id_scan_prefix([plan.schemas[sid] for sid in group.schema_ids
                                  if sid in plan.schemas])
@@ -63,7 +70,7 @@ def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system:
         if not fields and not extra_fields:
             fields = [st.StructField("_sl_rows", st.IntegerType(), True,
                                      {FIELD_ID_KEY: _ROWS_ONLY_ID})]
-        df = spark.read.schema(st.StructType(fields + extra_fields)).parquet(*paths)
+        df = _parquet(spark, st.StructType(fields + extra_fields), paths)
         # Spark reads every file column as nullable (file sources apply ``asNullable`` to a
         # user schema), and a cast may not turn a nullable ARRAY element / MAP value / ROW
         # field into a NOT NULL one: cast to the all-nullable form of the target type.
@@ -84,9 +91,9 @@ def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system:
                    for c in group.columns if c.source is not None]
     if not read_fields and not extra_fields:
         # No column of the output exists in these files: still one row per record.
-        df = spark.read.parquet(*paths).select(F.lit(1).alias("_sl_one"))
+        df = _parquet(spark, None, paths).select(F.lit(1).alias("_sl_one"))
     else:
-        df = spark.read.schema(st.StructType(read_fields + extra_fields)).parquet(*paths)
+        df = _parquet(spark, st.StructType(read_fields + extra_fields), paths)
     out = []
     for c in group.columns:
         if c.source is None:
@@ -100,6 +107,19 @@ def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system:
                       dict(c.defaults))
         out.append(expr.alias(c.target.name))
     return df.select(*out, *extra_cols)
+
+
+def _parquet(spark: SparkSession, schema: st.StructType | None, paths: list[str]) -> DataFrame:
+    """``spark.read.parquet`` of ``paths`` (with ``schema``), with a clear error when the
+    session has no file system for their store."""
+    reader = spark.read if schema is None else spark.read.schema(schema)
+    try:
+        return reader.parquet(*paths)
+    except Exception as e:
+        error = store_error(e, paths[0])
+        if error is None:
+            raise
+        raise error from None
 
 
 def _scanned(c: ColumnRead) -> bool:

@@ -14,6 +14,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from schemalab.errors import SchemaLabError
 from schemalab.types.model import (
     ArrayType,
     AtomicType,
@@ -81,6 +82,23 @@ def literal_path(path: str) -> str:
     failing on any whose name Hadoop cannot parse (``a:b``). Escaped components are taken
     literally, without listing."""
     return re.sub(r"([{}\[\]*?\\])", r"\\\1", path)
+
+
+def store_error(e: BaseException, uri: str) -> SchemaLabError | None:
+    """A clear error for a Spark session that has no file system for ``uri``'s store (the
+    usual case for ``s3a://`` on a Spark without hadoop-aws), or None for other errors."""
+    text = str(e)
+    if "S3AFileSystem not found" not in text and "No FileSystem for scheme" not in text:
+        return None
+    scheme = uri.split("://", 1)[0] if "://" in uri else "file"
+    hint = ("add hadoop-aws matching your Spark's Hadoop version (spark.jars.packages "
+            "org.apache.hadoop:hadoop-aws:<version>) and the fs.s3a settings listed in the "
+            "README's \"Your tables, your cluster\"" if scheme == "s3a" else
+            f"add the Hadoop connector for {scheme}:// to the session")
+    return SchemaLabError(
+        f"Spark cannot read or write {uri}: the session has no file system for "
+        f"{scheme}:// ({hint}). History, lineage and explanations need no Spark and work "
+        "already.", rule="spark-store")
 
 
 def quote(name: str) -> str:

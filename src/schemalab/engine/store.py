@@ -7,11 +7,10 @@ the schema written and a SparkSession — never the ``Table`` facade.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.engine import pk_write, write
 from schemalab.engine.bucket import bucket_column
 from schemalab.engine.write import WriteTarget
@@ -31,8 +30,9 @@ def insert(target: WriteTarget, data: Any, *, columns: Any = None, by_position: 
     """Append (or, with ``overwrite``, replace the written partitions with) rows given as a
     Spark DataFrame, a pandas DataFrame or Python rows, cast to the target's schema."""
     schema = target.schema
+    fileio.check_writable(target.path)  # before Spark starts
     if schema.primary_keys:
-        check_writable(schema, target.name)  # before Spark starts
+        check_writable(schema, target.name)
     df = write.to_frame(target.spark, data, schema, target.name, columns=columns,
                         by_position=by_position)
 
@@ -104,8 +104,7 @@ def _write_and_commit(
 
 def _remove(files: list[write.WrittenFile]) -> None:
     for f in files:
-        with contextlib.suppress(OSError):
-            os.unlink(f.path)
+        fileio.delete(f.path)
 
 
 def _overwritten(target: WriteTarget, snap: Snapshot | None,

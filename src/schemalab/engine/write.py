@@ -12,13 +12,14 @@ from __future__ import annotations
 import decimal
 import os
 import re
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
+from schemalab.engine.spark_reader import store_error
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import binaryrow, paths
 from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
@@ -314,10 +315,13 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         if group_cols:
             writer = writer.partitionBy(*group_cols)
         try:
-            writer.parquet(staging)
+            writer.parquet(fileio.spark_uri(staging))
         except Exception as e:
             m = WRITE_ERROR.search(str(e))
             if m is None:
+                error = store_error(e, fileio.spark_uri(staging))
+                if error is not None:
+                    raise error from None
                 raise
             message = str(e)[m.end():].split(" SQLSTATE")[0].split("\n")[0]
             column = schema.fields[int(m.group(2))].name
@@ -325,7 +329,7 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
                                  rule=m.group(1)) from None
         return _place_files(staging, table_path, schema, bucket_column is not None)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        fileio.delete_dir(staging)
 
 
 def _place_files(staging: str, table_path: str, schema: TableSchema,
@@ -335,12 +339,12 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
     prefix = f"data-{uuid.uuid4()}-"
     placed: list[WrittenFile] = []
     counter = 0
-    for d, _, names in sorted(os.walk(staging)):
+    for d, _, names in sorted(fileio.walk(staging)):
         for n in sorted(names):
             if not n.endswith(".parquet"):
                 continue
             src = os.path.join(d, n)
-            meta = pq.ParquetFile(src).metadata
+            meta = pq.ParquetFile(fileio.open_input(src)).metadata
             if meta.num_rows == 0:
                 continue
             stats = file_stats(meta, schema)
@@ -348,22 +352,22 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
                 _partition_value(stats[schema.field_names.index(k)], meta.num_rows, src,
                                  schema.field_names.index(k), schema.field(k))
                 for k in schema.partition_keys)
-            bucket = _bucket_from_dir(os.path.relpath(d, staging)) if bucketed else 0
+            bucket = _bucket_from_dir(fileio.display(d, staging)) if bucketed else 0
             dest_dir = paths.bucket_dir(table_path,
                                         list(zip(schema.partition_keys, partition, strict=True)),
                                         bucket)
-            os.makedirs(dest_dir, exist_ok=True)
+            fileio.makedirs(dest_dir)
             file_name = f"{prefix}{counter}.parquet"
             counter += 1
             dest = os.path.join(dest_dir, file_name)
-            os.rename(src, dest)
-            placed.append(WrittenFile(dest, file_name, meta.num_rows, os.path.getsize(dest),
+            fileio.move(src, dest)
+            placed.append(WrittenFile(dest, file_name, meta.num_rows, fileio.size(dest),
                                       partition, bucket, stats))
     return placed
 
 
 def _bucket_from_dir(rel: str) -> int:
-    for part in rel.split(os.sep):
+    for part in rel.split("/"):
         if part.startswith(f"{_BUCKET_COL}="):
             return int(part.split("=", 1)[1])
     raise SchemaLabError(f"staging directory {rel!r} has no bucket", rule="internal")
@@ -381,7 +385,8 @@ def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
 
         assert f is not None
         # by name: primary-key files have key and system columns before the values
-        values = pq.ParquetFile(path).read(columns=[f.name]).column(0).to_pylist()
+        values = pq.ParquetFile(fileio.open_input(path)).read(
+            columns=[f.name]).column(0).to_pylist()
         return _normalize(values[0], f)
     if stats.min != stats.max:  # pragma: no cover - Spark's partitionBy guarantees this
         raise SchemaLabError("a data file spans two partitions", rule="internal")

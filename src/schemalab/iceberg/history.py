@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.errors import (
     SchemaLabError,
 )
@@ -246,7 +246,9 @@ def _history_tree(table: IcebergTable, snapshot_id: int) -> SnapshotNode:
     without a tree and ``summary["tree_error"]`` saying why, so the rest of the history still
     renders; a file that exists but is broken still raises CorruptFileError."""
     snap = table.snapshot(snapshot_id)
-    if snap.manifest_list is not None and not os.path.exists(table.resolve(snap.manifest_list)):
+    listed = None if snap.manifest_list is None else table.resolve(snap.manifest_list)
+    if listed is not None and (fileio.scheme(listed) != fileio.scheme(table.path)
+                               or not fileio.exists(listed)):
         base = snapshot_node(table, snap)
         summary = {**base.summary,
                    "tree_error": f"manifest list {snap.manifest_list} is not on this machine"}

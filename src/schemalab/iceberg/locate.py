@@ -7,6 +7,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from schemalab import fileio
 from schemalab.errors import (
     CorruptFileError,
     SchemaLabError,
@@ -44,20 +45,18 @@ def find_current_metadata(table_dir: str) -> str:
     told apart by their ``last-updated-ms``. Without a catalog this is the best guess: open a
     metadata file directly to pin an exact version."""
     mdir = os.path.join(table_dir, "metadata")
-    try:
-        names = os.listdir(mdir)
-    except OSError:
+    names = fileio.list_names(mdir)
+    if not names:
         raise TableNotFoundError(f"{table_dir} is not an Iceberg table directory (no "
-                                 "metadata/ inside)", rule="table-must-exist") from None
+                                 "metadata/ inside)", rule="table-must-exist")
     by_version: dict[int, list[str]] = {}
     for n in names:
         ver = metadata_version(n)
         if ver is not None:
             by_version.setdefault(ver, []).append(n)
     hint = os.path.join(mdir, "version-hint.text")
-    if os.path.isfile(hint):
-        with open(hint, encoding="utf-8", errors="replace") as fh:
-            text = fh.read().strip()
+    if "version-hint.text" in names:
+        text = fileio.read_bytes(hint).decode("utf-8", "replace").strip()
         if not text.isdigit():
             raise CorruptFileError(hint, f"must hold a version number, not {text[:40]!r}")
         ver = int(text)
@@ -94,11 +93,8 @@ def _pick(mdir: str, names: list[str]) -> str:
 def is_iceberg_table(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is an Iceberg table directory (``metadata/`` holding
     ``*.metadata.json``) or an Iceberg metadata file. Cheap: lists one directory."""
-    p = os.fspath(path)
-    if os.path.isfile(p):
-        return p.endswith((".metadata.json", ".metadata.json.gz"))
-    mdir = os.path.join(p, "metadata")
-    try:
-        return any(metadata_version(n) is not None for n in os.listdir(mdir))
-    except OSError:
-        return False
+    p = fileio.normalize(path)
+    if p.endswith((".metadata.json", ".metadata.json.gz")):
+        return fileio.is_file(p)
+    return any(metadata_version(n) is not None
+               for n in fileio.list_names(os.path.join(p, "metadata")))

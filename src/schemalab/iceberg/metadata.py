@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.errors import (
     CorruptFileError,
     TableNotFoundError,
@@ -217,8 +218,7 @@ def read_json_bytes(path: str) -> bytes:
     """A metadata file's JSON bytes: plain, gzip (the spec's ``*.gz.metadata.json``) or
     zstd, recognised by their magic bytes rather than the name."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = fileio.read_bytes(path)
     except FileNotFoundError:
         raise TableNotFoundError(f"{path}: no such Iceberg metadata file",
                                  rule="table-must-exist") from None

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.read import execute
 from schemalab.errors import (
@@ -74,14 +75,14 @@ class IcebergTable:
 
     def __init__(self, path: str | os.PathLike[str], name: str | None = None, *,
                  spark: SparkSession | None = None) -> None:
-        p = os.path.abspath(os.fspath(path))
-        if os.path.isfile(p):
+        p = fileio.normalize(path)
+        if fileio.is_file(p):
             metadata_file = p
             parent = os.path.dirname(p)
             root = os.path.dirname(parent) if os.path.basename(parent) == "metadata" else parent
-        elif os.path.isdir(p):
+        elif fileio.is_dir(p):
             root = p
-            if os.path.basename(p) == "metadata" and not os.path.isdir(
+            if os.path.basename(p) == "metadata" and not fileio.is_dir(
                     os.path.join(p, "metadata")):
                 root = os.path.dirname(p)
             metadata_file = find_current_metadata(root)
@@ -165,13 +166,16 @@ class IcebergTable:
     # ---- paths ------------------------------------------------------------------------------
 
     def resolve(self, uri: str) -> str:
-        """The local path of a file the metadata names by URI. Paths under the table's
-        ``location`` are re-rooted at this directory, so a moved or copied table works."""
-        local = _local_path(uri)
-        loc = _local_path(self.metadata.location).rstrip("/")
+        """Where a file the metadata names by URI is read from. Paths under the table's
+        ``location`` are re-rooted at the directory the table was opened from, so a moved or
+        copied table works; a file in another store than the table's is not probed (a local
+        copy of an s3:// table must not reach out to S3)."""
+        local = fileio.normalize(uri)
+        loc = fileio.normalize(self.metadata.location).rstrip("/")
         if loc and (local == loc or local.startswith(loc + "/")):
             return os.path.join(self.path, local[len(loc):].lstrip("/"))
-        if os.path.isabs(local) and os.path.exists(local):
+        same_store = fileio.scheme(local) == fileio.scheme(self.path)
+        if same_store and fileio.exists(local):
             return local
         # A table whose `location` itself is stale (copied, then registered elsewhere):
         # try the part after a `/metadata/` or `/data/` segment.
@@ -179,16 +183,13 @@ class IcebergTable:
             start = local.rfind(seg)
             while start >= 0:
                 cand = os.path.join(self.path, local[start + 1:])
-                if os.path.exists(cand):
+                if fileio.exists(cand):
                     return cand
                 start = local.rfind(seg, 0, start)
         return local
 
     def relpath(self, uri: str) -> str:
-        local = self.resolve(uri)
-        if local.startswith(self.path + os.sep):
-            return os.path.relpath(local, self.path)
-        return local
+        return fileio.display(self.resolve(uri), self.path)
 
     # ---- manifests --------------------------------------------------------------------------
 
@@ -363,11 +364,3 @@ class IcebergTable:
         return execute(self.read_plan(snapshot_id, schema), self.spark)
 
 
-def _local_path(uri: str) -> str:
-    """``file:///a/b`` and Hadoop's ``file:/a/b`` → ``/a/b``; other schemes unchanged."""
-    if uri.startswith("file://"):
-        rest = uri[len("file://"):]
-        return rest if rest.startswith("/") else "/" + rest.split("/", 1)[-1]
-    if uri.startswith("file:"):
-        return uri[len("file:"):]
-    return uri

@@ -9,13 +9,13 @@ wrote is referenced until its snapshot exists.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
 
+from schemalab import fileio
 from schemalab.errors import CommitConflictError
 from schemalab.paimon.manifest import (
     FileKind,
@@ -50,7 +50,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
         return None
     namer = FileNamer()
     manifest_dir = os.path.join(table_path, "manifest")
-    os.makedirs(manifest_dir, exist_ok=True)
+    fileio.makedirs(manifest_dir)
     part_types = [schema.type_of(k) for k in schema.partition_keys]
 
     def write_delta(delta: list[ManifestEntry]) -> tuple[str, ManifestFileMeta]:
@@ -68,8 +68,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
         attempt_entries = list(entries) + (replaces(latest) if replaces is not None else [])
         if delta_meta is None or attempt_entries != delta_entries:
             if manifest_name:
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(manifest_dir, manifest_name))
+                fileio.delete(os.path.join(manifest_dir, manifest_name))
             delta_entries = attempt_entries
             manifest_name, delta_meta = write_delta(delta_entries)
         assert delta_meta is not None
@@ -102,12 +101,10 @@ def commit(table_path: str, table: str, schema: TableSchema,
         if snapshots.commit(snap):
             return snap
         for name in (base_name, delta_name):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(manifest_dir, name))
+            fileio.delete(os.path.join(manifest_dir, name))
         time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
     if manifest_name:
-        with contextlib.suppress(OSError):
-            os.unlink(os.path.join(manifest_dir, manifest_name))
+        fileio.delete(os.path.join(manifest_dir, manifest_name))
     raise CommitConflictError(
         f"Gave up committing to {table} after {MAX_ATTEMPTS} lost races; nothing of this "
         "commit is visible.", table=table, rule="commit-conflict")

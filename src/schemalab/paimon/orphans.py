@@ -12,9 +12,7 @@ candidates, so a writer still in flight keeps its files.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import time
 from dataclasses import dataclass
 
@@ -52,7 +50,7 @@ def referenced_files(table_path: str) -> set[str]:
     seen_manifests: set[str] = set()
     tag_dir = os.path.join(table_path, "tag")
     tagged = []
-    for tag in sorted(os.listdir(tag_dir)) if os.path.isdir(tag_dir) else []:
+    for tag in sorted(fileio.list_names(tag_dir)):
         if tag.startswith("tag-"):
             p = os.path.join(tag_dir, tag)
             tagged.append(Snapshot.from_json(fileio.read_bytes(p), path=p))
@@ -96,12 +94,12 @@ def find_orphans(table_path: str, *, older_than_seconds: float = DEFAULT_OLDER_T
     Directories schemalab does not write (``index/``, ``statistics/``, ``tag/``,
     ``changelog/``, ...) are never touched; a table with branches is refused, because
     branches share the data files and have their own snapshots."""
-    table_path = os.path.abspath(table_path)
-    if not os.path.isdir(os.path.join(table_path, "schema")):
+    table_path = fileio.normalize(table_path)
+    if not fileio.is_dir(os.path.join(table_path, "schema")):
         raise SchemaLabError(f"{table_path} is not a Paimon table (no schema/ directory)",
                              rule="table-must-exist")
     branch_dir = os.path.join(table_path, "branch")
-    if os.path.isdir(branch_dir) and os.listdir(branch_dir):
+    if fileio.list_names(branch_dir):
         raise SchemaLabError(
             f"{table_path} has branches ({branch_dir}): their snapshots share this table's "
             "data files, and schemalab does not read them, so it cannot tell orphans apart. "
@@ -113,27 +111,27 @@ def find_orphans(table_path: str, *, older_than_seconds: float = DEFAULT_OLDER_T
 
     def old(p: str) -> bool:
         try:
-            return now - os.path.getmtime(p) >= older_than_seconds
+            return now - fileio.mtime(p) >= older_than_seconds
         except FileNotFoundError:  # removed meanwhile (a writer's own cleanup)
             return False
 
-    for top in sorted(os.listdir(table_path)):
+    for top in sorted(fileio.list_names(table_path)):
         top_path = os.path.join(table_path, top)
-        if top.startswith(".staging-") and os.path.isdir(top_path):
+        if top.startswith(".staging-") and fileio.is_dir(top_path):
             if old(top_path):
                 orphans.append(top_path)
             continue
-        if not os.path.isdir(top_path):
+        if not fileio.is_dir(top_path):
             continue
         if top in ("schema", "snapshot"):
             # committed metadata is never an orphan; only our hidden temp files can be
-            orphans += [os.path.join(top_path, f) for f in sorted(os.listdir(top_path))
+            orphans += [os.path.join(top_path, f) for f in sorted(fileio.list_names(top_path))
                         if f.startswith(".") and f.endswith(".tmp")
                         and old(os.path.join(top_path, f))]
             continue
         if top != "manifest" and not _is_data_dir(top):
             continue
-        for d, dirs, files in os.walk(top_path):
+        for d, dirs, files in fileio.walk(top_path):
             for sub in list(dirs):
                 if sub.startswith(".staging-"):
                     p = os.path.join(d, sub)
@@ -157,12 +155,11 @@ def clean_orphans(table_path: str, *, delete: bool = False,
     committed between the listing and the deletion keeps its files."""
     orphans, kept = find_orphans(table_path, older_than_seconds=older_than_seconds)
     if delete and orphans:
-        keep = referenced_files(os.path.abspath(table_path))
+        keep = referenced_files(fileio.normalize(table_path))
         orphans = [p for p in orphans if p not in keep]
         for p in orphans:
-            if os.path.isdir(p):
-                shutil.rmtree(p, ignore_errors=True)
+            if fileio.is_dir(p):
+                fileio.delete_dir(p)
             else:
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(p)
-    return OrphanReport(os.path.abspath(table_path), tuple(orphans), kept, delete)
+                fileio.delete(p)
+    return OrphanReport(fileio.normalize(table_path), tuple(orphans), kept, delete)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from schemalab.errors import InvalidIdentifierError
+from schemalab.fileio import is_local
 
 DEFAULT_DATABASE = "default"
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
@@ -59,9 +60,11 @@ def database_dir(warehouse: str, database: str) -> str:
 
 def table_dir(warehouse: str, database: str, table: str) -> str:
     path = os.path.join(database_dir(warehouse, database), check_name(table, "table"))
-    # Belt and braces: whatever the name, the result stays inside the warehouse.
+    # Belt and braces on local disk, where links could lead elsewhere: whatever the name,
+    # the result stays inside the warehouse. (check_name already refuses separators and
+    # relative names, which is all an object store's keys could escape by.)
     root = os.path.realpath(warehouse)
-    if os.path.commonpath([root, os.path.realpath(path)]) != root:
+    if is_local(warehouse) and os.path.commonpath([root, os.path.realpath(path)]) != root:
         raise InvalidIdentifierError(f"Table {database}.{table} would be outside the warehouse",
                                      table=f"{database}.{table}", rule="valid-identifier")
     return path

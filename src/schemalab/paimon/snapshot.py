@@ -265,8 +265,8 @@ class SnapshotManager:
         the snapshot after it does not exist, otherwise list the directory. Unlike Java we
         also check that the hinted snapshot itself exists."""
         hint = self._read_hint(LATEST)
-        if (hint is not None and hint > 0 and os.path.exists(self.path(hint))
-                and not os.path.exists(self.path(hint + 1))):
+        if (hint is not None and hint > 0 and fileio.exists(self.path(hint))
+                and not fileio.exists(self.path(hint + 1))):
             return hint
         ids = self.list_ids()
         return ids[-1] if ids else None
@@ -274,7 +274,7 @@ class SnapshotManager:
     def earliest_id(self) -> int | None:
         """The oldest snapshot id: EARLIEST when that snapshot exists, else a listing."""
         hint = self._read_hint(EARLIEST)
-        if hint is not None and hint > 0 and os.path.exists(self.path(hint)):
+        if hint is not None and hint > 0 and fileio.exists(self.path(hint)):
             return hint
         ids = self.list_ids()
         return ids[0] if ids else None
@@ -302,7 +302,7 @@ class SnapshotManager:
         try:
             fileio.write_replace(os.path.join(self.directory, LATEST), str(snapshot.id))
             earliest = os.path.join(self.directory, EARLIEST)
-            if not os.path.exists(earliest) and self.list_ids()[0] == snapshot.id:
+            if not fileio.exists(earliest) and self.list_ids()[0] == snapshot.id:
                 fileio.write_replace(earliest, str(snapshot.id))
         except OSError as e:
             warnings.warn(f"snapshot {snapshot.id} of {self.table} committed, but a hint "
