@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -250,3 +251,137 @@ def test_a_local_copy_of_a_table_is_read_where_it_is(tmp_path: Path, our_table: 
     t = sl.open_table(f"file://{copy}", spark=spark)
     assert t.path == str(copy)
     assert sorted(r[0] for r in t.read().collect()) == [1, 2, 3, 4]
+
+
+# ---- what the store itself offers (facts the commit design rests on) ----------------------
+
+
+def test_s3_pyarrow_writes_reads_and_lists(s3: Any) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyarrow import fs
+
+    s3fs_ = s3.filesystem()
+    base = f"{s3.bucket}/pyarrow-rw"
+    with s3fs_.open_output_stream(f"{base}/dir/a.json") as out:
+        out.write(b'{"id": 1}')
+    assert s3fs_.open_input_stream(f"{base}/dir/a.json").read() == b'{"id": 1}'
+    pq.write_table(pa.table({"x": [1, 2, 3]}), f"{base}/t/p.parquet", filesystem=s3fs_)
+    assert pq.read_table(f"{base}/t/p.parquet", filesystem=s3fs_)["x"].to_pylist() == [1, 2, 3]
+    listed = sorted(i.path for i in s3fs_.get_file_info(fs.FileSelector(base, recursive=True))
+                    if i.type == fs.FileType.File)
+    assert listed == [f"{base}/dir/a.json", f"{base}/t/p.parquet"]
+    # a missing key is NotFound, the "create if absent" probe a reader needs
+    assert s3fs_.get_file_info(f"{base}/nope").type == fs.FileType.NotFound
+
+
+# A fresh interpreter with only the standard AWS_* env, fsspec and s3fs made unimportable:
+# pyarrow alone reaches S3 (AWS_ENDPOINT_URL honoured), and fastavro reads an Avro manifest
+# from a pyarrow stream, i.e. everything schemalab's metadata and data I/O would need.
+_NO_FSSPEC = textwrap.dedent("""
+    import io, json, sys
+    sys.modules["fsspec"] = None
+    sys.modules["s3fs"] = None
+    import fastavro, pyarrow as pa, pyarrow.parquet as pq
+    from pyarrow import fs
+    s3, root = fs.FileSystem.from_uri(sys.argv[1])
+    buf = io.BytesIO()
+    fastavro.writer(buf, {"type": "record", "name": "m", "fields": [
+        {"name": "file", "type": "string"}]}, [{"file": "data-0.parquet"}], codec="zstandard")
+    with s3.open_output_stream(root + "/manifest/manifest-0") as out:
+        out.write(buf.getvalue())
+    with s3.open_output_stream(root + "/snapshot/snapshot-1") as out:
+        out.write(json.dumps({"id": 1}).encode())
+    pq.write_table(pa.table({"a": ["x"]}), root + "/bucket-0/data-0.parquet", filesystem=s3)
+    with s3.open_input_file(root + "/manifest/manifest-0") as f:
+        files = [r["file"] for r in fastavro.reader(f)]
+    snap = json.loads(s3.open_input_stream(root + "/snapshot/snapshot-1").read())
+    rows = pq.read_table(sys.argv[1] + "/bucket-0/data-0.parquet")["a"].to_pylist()
+    print(json.dumps({"fs": type(s3).__name__, "files": files, "snap": snap, "rows": rows,
+                      "fsspec_loaded": sys.modules.get("fsspec") is not None}))
+""")
+
+
+def test_s3_needs_neither_fsspec_nor_s3fs(s3: Any) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | s3.env
+    out = subprocess.run([sys.executable, "-c", _NO_FSSPEC, s3.uri("no-fsspec/t")],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout) == {"fs": "S3FileSystem", "files": ["data-0.parquet"],
+                                      "snap": {"id": 1}, "rows": ["x"],
+                                      "fsspec_loaded": False}
+
+
+def test_s3_conditional_put_if_none_match_through_boto3(s3: Any) -> None:
+    from botocore.exceptions import ClientError
+    from infra.s3 import put_if_absent
+
+    c = s3.client()
+    key = "cond/snapshot/snapshot-1"
+    first = c.put_object(Bucket=s3.bucket, Key=key, Body=b"winner", IfNoneMatch="*")
+    assert first["ResponseMetadata"]["HTTPStatusCode"] == 200
+    with pytest.raises(ClientError) as e:
+        c.put_object(Bucket=s3.bucket, Key=key, Body=b"loser", IfNoneMatch="*")
+    assert e.value.response["Error"]["Code"] == "PreconditionFailed"
+    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
+    assert c.get_object(Bucket=s3.bucket, Key=key)["Body"].read() == b"winner"
+    # the helper a commit would use
+    assert put_if_absent(c, s3.bucket, "cond/snapshot/snapshot-2", b"x") is True
+    assert put_if_absent(c, s3.bucket, "cond/snapshot/snapshot-2", b"y") is False
+    # big files go multipart: the condition is checked at CompleteMultipartUpload
+    mp = c.create_multipart_upload(Bucket=s3.bucket, Key=key)
+    part = c.upload_part(Bucket=s3.bucket, Key=key, UploadId=mp["UploadId"], PartNumber=1,
+                         Body=b"loser-multipart")
+    with pytest.raises(ClientError) as e:
+        c.complete_multipart_upload(
+            Bucket=s3.bucket, Key=key, UploadId=mp["UploadId"], IfNoneMatch="*",
+            MultipartUpload={"Parts": [{"ETag": part["ETag"], "PartNumber": 1}]})
+    assert e.value.response["Error"]["Code"] == "PreconditionFailed"
+    assert c.get_object(Bucket=s3.bucket, Key=key)["Body"].read() == b"winner"
+
+
+def test_s3_conditional_put_as_a_raw_signed_request(s3: Any,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No boto3 client: a SigV4-signed PUT with ``If-None-Match: *`` from the standard
+    library (infra.s3.signed_request), whose signature equals botocore's for the same
+    request and instant (moto does not check signatures, so that comparison is the proof)."""
+    import datetime as dt
+    import urllib.error
+    import urllib.request
+
+    import botocore.auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+    from infra.s3 import ACCESS_KEY, REGION, SECRET_KEY, signed_request
+
+    url = f"{s3.endpoint}/{s3.bucket}/raw/snapshot-1"
+    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    ours = signed_request("PUT", url, b"{}", {"If-None-Match": "*"},
+                          access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, now=when)
+    theirs = AWSRequest(method="PUT", url=url, data=b"{}", headers={"If-None-Match": "*"})
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: when)
+    botocore.auth.S3SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY), "s3", REGION).add_auth(theirs)
+    assert ours.headers["Authorization"] == theirs.headers["Authorization"]
+
+    first = signed_request("PUT", url, b"{}", {"If-None-Match": "*"}, access_key=ACCESS_KEY,
+                           secret_key=SECRET_KEY, region=REGION)
+    with urllib.request.urlopen(first, timeout=10) as r:
+        assert r.status == 200
+    second = signed_request("PUT", url, b"{...}", {"If-None-Match": "*"}, access_key=ACCESS_KEY,
+                            secret_key=SECRET_KEY, region=REGION)
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(second, timeout=10)
+    assert e.value.code == 412
+    assert b"PreconditionFailed" in e.value.read()
+
+
+def test_s3_pyarrow_cannot_send_if_none_match(s3: Any) -> None:
+    """pyarrow's S3 filesystem (19.x) has no conditional write: ``metadata`` keys it does not
+    know (If-None-Match among them) are dropped, and every write is a multipart upload whose
+    Complete carries no condition, so a second create-only write silently overwrites."""
+    s3fs_ = s3.filesystem()
+    path = f"{s3.bucket}/pyarrow-cond/snapshot-1"
+    for body in (b"winner", b"loser"):
+        with s3fs_.open_output_stream(path, metadata={"If-None-Match": "*"}) as out:
+            out.write(body)
+    assert s3fs_.open_input_stream(path).read() == b"loser"

@@ -6,9 +6,10 @@ executors' venv .venv-executor first). Servers come from tests/infra (session-sc
 Connect (server's Python workers = the executor venv) and on a standalone master + worker
 (driver = this venv with schemalab, executors = the executor venv without it).
 
-Tests marked xfail(strict=True) record what schemalab cannot do there today; each names the
-cause (file:line in src/schemalab) and the exception, so a fix turns them into XPASS failures
-that ask for the mark to go.
+No executor has schemalab installed: everything schemalab asks of the cluster is Spark SQL
+(the primary-key bucket is a Spark expression, not a Python UDF), and nothing touches a
+SparkContext, which Spark Connect sessions do not have. S3 is tested in
+tests/test_object_store.py, which make test runs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -84,23 +84,6 @@ def _attribute_error() -> type[BaseException]:
     return PySparkAttributeError
 
 
-def _xfail_on(request: pytest.FixtureRequest, kinds: tuple[str, ...], reason: str,
-              raises: type[BaseException] | tuple[type[BaseException], ...]) -> None:
-    kind = request.node.callspec.params["remote_spark"]
-    if kind in kinds:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason, raises=raises))
-
-
-def _without_set_log_level(monkeypatch: pytest.MonkeyPatch) -> None:
-    """configure_session minus its sparkContext call: isolates the next blocker."""
-    import schemalab.spark as sl_spark
-
-    def configure_session(spark: Any) -> Any:
-        for key, value in sl_spark.SESSION_SQL_CONF.items():
-            spark.conf.set(key, value)
-        return spark
-
-    monkeypatch.setattr(sl_spark, "configure_session", configure_session)
 
 
 # ==== the infrastructure itself ===============================================================
@@ -136,176 +119,6 @@ def test_infra_stop_ends_the_whole_process_group(tmp_path: Path) -> None:
 
 
 # ==== S3 on loopback (no Spark) ===============================================================
-
-
-def test_s3_pyarrow_writes_reads_and_lists(s3: Any) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from pyarrow import fs
-
-    s3fs_ = s3.filesystem()
-    base = f"{s3.bucket}/pyarrow-rw"
-    with s3fs_.open_output_stream(f"{base}/dir/a.json") as out:
-        out.write(b'{"id": 1}')
-    assert s3fs_.open_input_stream(f"{base}/dir/a.json").read() == b'{"id": 1}'
-    pq.write_table(pa.table({"x": [1, 2, 3]}), f"{base}/t/p.parquet", filesystem=s3fs_)
-    assert pq.read_table(f"{base}/t/p.parquet", filesystem=s3fs_)["x"].to_pylist() == [1, 2, 3]
-    listed = sorted(i.path for i in s3fs_.get_file_info(fs.FileSelector(base, recursive=True))
-                    if i.type == fs.FileType.File)
-    assert listed == [f"{base}/dir/a.json", f"{base}/t/p.parquet"]
-    # a missing key is NotFound, the "create if absent" probe a reader needs
-    assert s3fs_.get_file_info(f"{base}/nope").type == fs.FileType.NotFound
-
-
-# A fresh interpreter with only the standard AWS_* env, fsspec and s3fs made unimportable:
-# pyarrow alone reaches S3 (AWS_ENDPOINT_URL honoured), and fastavro reads an Avro manifest
-# from a pyarrow stream, i.e. everything schemalab's metadata and data I/O would need.
-_NO_FSSPEC = textwrap.dedent("""
-    import io, json, sys
-    sys.modules["fsspec"] = None
-    sys.modules["s3fs"] = None
-    import fastavro, pyarrow as pa, pyarrow.parquet as pq
-    from pyarrow import fs
-    s3, root = fs.FileSystem.from_uri(sys.argv[1])
-    buf = io.BytesIO()
-    fastavro.writer(buf, {"type": "record", "name": "m", "fields": [
-        {"name": "file", "type": "string"}]}, [{"file": "data-0.parquet"}], codec="zstandard")
-    with s3.open_output_stream(root + "/manifest/manifest-0") as out:
-        out.write(buf.getvalue())
-    with s3.open_output_stream(root + "/snapshot/snapshot-1") as out:
-        out.write(json.dumps({"id": 1}).encode())
-    pq.write_table(pa.table({"a": ["x"]}), root + "/bucket-0/data-0.parquet", filesystem=s3)
-    with s3.open_input_file(root + "/manifest/manifest-0") as f:
-        files = [r["file"] for r in fastavro.reader(f)]
-    snap = json.loads(s3.open_input_stream(root + "/snapshot/snapshot-1").read())
-    rows = pq.read_table(sys.argv[1] + "/bucket-0/data-0.parquet")["a"].to_pylist()
-    print(json.dumps({"fs": type(s3).__name__, "files": files, "snap": snap, "rows": rows,
-                      "fsspec_loaded": sys.modules.get("fsspec") is not None}))
-""")
-
-
-def test_s3_needs_neither_fsspec_nor_s3fs(s3: Any) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | s3.env
-    out = subprocess.run([sys.executable, "-c", _NO_FSSPEC, s3.uri("no-fsspec/t")],
-                         capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout) == {"fs": "S3FileSystem", "files": ["data-0.parquet"],
-                                      "snap": {"id": 1}, "rows": ["x"],
-                                      "fsspec_loaded": False}
-
-
-def test_s3_conditional_put_if_none_match_through_boto3(s3: Any) -> None:
-    from botocore.exceptions import ClientError
-    from infra.s3 import put_if_absent
-
-    c = s3.client()
-    key = "cond/snapshot/snapshot-1"
-    first = c.put_object(Bucket=s3.bucket, Key=key, Body=b"winner", IfNoneMatch="*")
-    assert first["ResponseMetadata"]["HTTPStatusCode"] == 200
-    with pytest.raises(ClientError) as e:
-        c.put_object(Bucket=s3.bucket, Key=key, Body=b"loser", IfNoneMatch="*")
-    assert e.value.response["Error"]["Code"] == "PreconditionFailed"
-    assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
-    assert c.get_object(Bucket=s3.bucket, Key=key)["Body"].read() == b"winner"
-    # the helper a commit would use
-    assert put_if_absent(c, s3.bucket, "cond/snapshot/snapshot-2", b"x") is True
-    assert put_if_absent(c, s3.bucket, "cond/snapshot/snapshot-2", b"y") is False
-    # big files go multipart: the condition is checked at CompleteMultipartUpload
-    mp = c.create_multipart_upload(Bucket=s3.bucket, Key=key)
-    part = c.upload_part(Bucket=s3.bucket, Key=key, UploadId=mp["UploadId"], PartNumber=1,
-                         Body=b"loser-multipart")
-    with pytest.raises(ClientError) as e:
-        c.complete_multipart_upload(
-            Bucket=s3.bucket, Key=key, UploadId=mp["UploadId"], IfNoneMatch="*",
-            MultipartUpload={"Parts": [{"ETag": part["ETag"], "PartNumber": 1}]})
-    assert e.value.response["Error"]["Code"] == "PreconditionFailed"
-    assert c.get_object(Bucket=s3.bucket, Key=key)["Body"].read() == b"winner"
-
-
-def test_s3_conditional_put_as_a_raw_signed_request(s3: Any,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """No boto3 client: a SigV4-signed PUT with ``If-None-Match: *`` from the standard
-    library (infra.s3.signed_request), whose signature equals botocore's for the same
-    request and instant (moto does not check signatures, so that comparison is the proof)."""
-    import datetime as dt
-    import urllib.error
-    import urllib.request
-
-    import botocore.auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials
-    from infra.s3 import ACCESS_KEY, REGION, SECRET_KEY, signed_request
-
-    url = f"{s3.endpoint}/{s3.bucket}/raw/snapshot-1"
-    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
-    ours = signed_request("PUT", url, b"{}", {"If-None-Match": "*"},
-                          access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION, now=when)
-    theirs = AWSRequest(method="PUT", url=url, data=b"{}", headers={"If-None-Match": "*"})
-    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: when)
-    botocore.auth.S3SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY), "s3", REGION).add_auth(theirs)
-    assert ours.headers["Authorization"] == theirs.headers["Authorization"]
-
-    first = signed_request("PUT", url, b"{}", {"If-None-Match": "*"}, access_key=ACCESS_KEY,
-                           secret_key=SECRET_KEY, region=REGION)
-    with urllib.request.urlopen(first, timeout=10) as r:
-        assert r.status == 200
-    second = signed_request("PUT", url, b"{...}", {"If-None-Match": "*"}, access_key=ACCESS_KEY,
-                            secret_key=SECRET_KEY, region=REGION)
-    with pytest.raises(urllib.error.HTTPError) as e:
-        urllib.request.urlopen(second, timeout=10)
-    assert e.value.code == 412
-    assert b"PreconditionFailed" in e.value.read()
-
-
-def test_s3_pyarrow_cannot_send_if_none_match(s3: Any) -> None:
-    """pyarrow's S3 filesystem (19.x) has no conditional write: ``metadata`` keys it does not
-    know (If-None-Match among them) are dropped, and every write is a multipart upload whose
-    Complete carries no condition, so a second create-only write silently overwrites."""
-    s3fs_ = s3.filesystem()
-    path = f"{s3.bucket}/pyarrow-cond/snapshot-1"
-    for body in (b"winner", b"loser"):
-        with s3fs_.open_output_stream(path, metadata={"If-None-Match": "*"}) as out:
-            out.write(body)
-    assert s3fs_.open_input_stream(path).read() == b"loser"
-
-
-def _table_not_found() -> type[BaseException]:
-    from schemalab.errors import TableNotFoundError
-
-    return TableNotFoundError
-
-
-@pytest.mark.xfail(strict=True, reason=LOCAL_ONLY, raises=_table_not_found())
-def test_s3_open_table(s3_env: Any, pypaimon_warehouses: Path) -> None:
-    import pyarrow.fs as fs
-
-    import schemalab as sl
-
-    local = pypaimon_warehouses / "wh" / "demo.db" / "users"
-    want = sl.open_table(str(local)).history()
-    fs.copy_files(str(local), f"{s3_env.bucket}/wh/demo.db/users",
-                  destination_filesystem=s3_env.filesystem())
-    assert s3_env.filesystem().get_file_info(
-        f"{s3_env.bucket}/wh/demo.db/users/schema/schema-0").type == fs.FileType.File
-    got = sl.open_table(s3_env.uri("wh/demo.db/users")).history()
-    assert [s.id for s in got.snapshots] == [s.id for s in want.snapshots]
-
-
-@pytest.mark.xfail(strict=True, reason=LOCAL_ONLY + "; Warehouse('s3://b/wh') silently "
-                   "creates ./s3:/b/wh in the working directory (warehouse.py:48-49)",
-                   raises=AssertionError)
-def test_s3_warehouse_ddl_lands_in_the_bucket(s3_env: Any, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    import schemalab as sl
-
-    monkeypatch.chdir(tmp_path)  # so that a local "s3:" directory lands here
-    wh = sl.Warehouse(s3_env.uri("ddl-wh"))
-    wh.sql("CREATE TABLE T (a STRING)")  # DDL needs no Spark
-    stray = tmp_path / "s3:"
-    keys = [o["Key"] for o in s3_env.client().list_objects_v2(
-        Bucket=s3_env.bucket, Prefix="ddl-wh/").get("Contents", [])]
-    assert not stray.exists(), f"a local directory {stray} was created"
-    assert "ddl-wh/default.db/T/schema/schema-0" in keys
 
 
 # ==== Spark: Connect and standalone ===========================================================
@@ -348,7 +161,6 @@ def test_connect_session_has_no_spark_context(remote_spark: Any, remote_kind: st
 
 def test_warehouse_accepts_the_session(remote_spark: Any, tmp_path: Path,
                                        request: pytest.FixtureRequest) -> None:
-    _xfail_on(request, ("connect",), CONFIGURE_SESSION, _attribute_error())
     import schemalab as sl
 
     wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
@@ -356,7 +168,6 @@ def test_warehouse_accepts_the_session(remote_spark: Any, tmp_path: Path,
 
 
 def test_flip_226(remote_spark: Any, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    _xfail_on(request, ("connect",), CONFIGURE_SESSION, _attribute_error())
     import schemalab as sl
 
     wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
@@ -372,107 +183,35 @@ def test_flip_226(remote_spark: Any, tmp_path: Path, request: pytest.FixtureRequ
     assert [s.id for s in t.history().snapshots] == [1, 2, 3, 4]
 
 
-def test_flip_226_over_connect_needs_only_configure_session_fixed(
-        remote_spark: Any, remote_kind: str, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """With configure_session's sparkContext call skipped, the rest of the append path
-    (createDataFrame of local rows, temp views, spark.read.parquet of local paths,
-    input-file names, the evolved read) runs over Spark Connect as it is."""
-    _without_set_log_level(monkeypatch)
+def test_primary_key_table(remote_spark: Any, tmp_path: Path) -> None:
+    """Upserts, a DELETE, a rename and time travel on a primary-key table, with every key in
+    the bucket Paimon's bucket function gives it (computed on executors without schemalab)."""
+    import pyarrow.parquet as pq
+
     import schemalab as sl
-
-    wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
-    wh.sql(FLIP_226)
-    assert _rows(wh.sql("SELECT * FROM T")) == FLIP_226_ROWS
-    # a table opened on its own with the session (no Warehouse) reads the same
-    t = sl.open_table(tmp_path / "wh" / "default.db" / "T", spark=remote_spark)
-    assert _rows(t.read()) == FLIP_226_ROWS
-    assert t.explain_read() is not None
-
-
-def test_primary_key_table(remote_spark: Any, tmp_path: Path,
-                           request: pytest.FixtureRequest) -> None:
-    _xfail_on(request, ("standalone",), BUCKET_UDF, _python_exception())
-    _xfail_on(request, ("connect",), CONFIGURE_SESSION, _attribute_error())
-    import schemalab as sl
+    from schemalab.paimon.bucket import bucket_of
+    from schemalab.types import BIGINT
 
     wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
     for stmt in ACCOUNTS:
         wh.sql(stmt)
     assert _rows(wh.sql("SELECT * FROM accounts")) == ACCOUNTS_ROWS
-
-
-def test_primary_key_table_with_configure_session_fixed(
-        remote_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        request: pytest.FixtureRequest) -> None:
-    """Past configure_session, Connect and standalone fail at the same place: the bucket UDF
-    (its exception names the missing module; see test_bucket_udf_failure_names_schemalab)."""
-    _xfail_on(request, ("connect", "standalone"), BUCKET_UDF, _python_exception())
-    _without_set_log_level(monkeypatch)
-    import schemalab as sl
-
-    wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
-    for stmt in ACCOUNTS:
-        wh.sql(stmt)
-    assert _rows(wh.sql("SELECT * FROM accounts")) == ACCOUNTS_ROWS
-
-
-def test_bucket_udf_failure_names_schemalab(remote_spark: Any, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pins the cause of the xfails above: the first primary-key INSERT fails in the write
-    (write.py:301 writer.parquet) with the executors' ModuleNotFoundError."""
-    _without_set_log_level(monkeypatch)
-    import schemalab as sl
-
-    wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
-    wh.sql(ACCOUNTS[0])
-    with pytest.raises(_python_exception()) as e:
-        wh.sql(ACCOUNTS[1])
-    assert "No module named 'schemalab'" in str(e.value)
-    assert wh.table("accounts").snapshots == []  # nothing committed
-
-
-@ONLY_CONNECT
-def test_primary_key_table_with_schemalab_shipped_to_connect(
-        remote_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        request: pytest.FixtureRequest) -> None:
-    """Workaround available today over Connect: ship schemalab (pure Python; needs only
-    pyarrow on the executors for the bucket UDF's imports) as a zip artifact of a session of
-    its own (artifacts are per session, so the shared session stays clean). The classic
-    equivalent, ``spark.sparkContext.addPyFile(zip)``, is process-wide, so it is not tried on
-    the shared standalone driver."""
-    import shutil
-
-    from pyspark.sql import SparkSession
-
-    import schemalab as sl
-
-    _without_set_log_level(monkeypatch)
-    pkg = Path(sl.__file__).parent
-    zip_path = shutil.make_archive(str(tmp_path / "schemalab"), "zip", pkg.parent, pkg.name)
-    url = request.getfixturevalue("spark_connect_server").url
-    own = SparkSession.builder.remote(url).create()
-    try:
-        own.addArtifacts(zip_path, pyfile=True)
-        wh = sl.Warehouse(tmp_path / "wh", spark=own)
-        for stmt in ACCOUNTS:
-            wh.sql(stmt)
-        assert _rows(wh.sql("SELECT * FROM accounts")) == ACCOUNTS_ROWS
-    finally:
-        own.stop()
+    wh.sql("ALTER TABLE accounts RENAME COLUMN owner TO holder; "
+           "INSERT INTO accounts VALUES (3, 'cy', 8), (4, 'di', 1)")
+    t = wh.table("accounts")
+    assert _rows(t.read()) == [(2, "bob", 75), (3, "cy", 8), (4, "di", 1)]
+    assert _rows(t.read(snapshot_id=2)) == [(1, "ann", 100), (2, "bob", 75), (3, "cy", 7)]
+    assert t.explain_read(key={"id": 3}).key.winner.values["balance"] == 8
+    for f in t.data_files(t.latest_snapshot):
+        keys = pq.read_table(f.path, columns=["_KEY_id"]).column(0).to_pylist()
+        assert {bucket_of([k], [BIGINT(False)], 2) for k in keys} == {f.bucket}
 
 
 def test_open_table_without_a_session_uses_the_active_one(
         remote_spark: Any, remote_kind: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
-    """A table opened without ``spark=`` falls back to local_spark() (table.py:62), whose
-    builder.getOrCreate() returns the running classic session but, in a process holding a
-    Spark Connect session, fails (CONNECT_URL_NOT_SET) instead of using it."""
-    _xfail_on(request, ("connect",), "issue 13: Table.spark falls back to local_spark() "
-              "(table.py:62; also warehouse.py:64, iceberg.py:1269) instead of the active "
-              "session; its builder.getOrCreate() (spark.py:66) raises PySparkRuntimeError "
-              "CONNECT_URL_NOT_SET in a process with a Connect session", _runtime_error())
-    _without_set_log_level(monkeypatch)
+    """A table opened without ``spark=`` reads with the active session: the running
+    classic driver, or the process's Spark Connect session."""
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)  # local_spark() setdefaults it
     import schemalab as sl
 
@@ -485,11 +224,6 @@ def test_open_table_without_a_session_uses_the_active_one(
 def test_cli_over_spark_connect(remote_spark: Any, tmp_path: Path,
                                 request: pytest.FixtureRequest) -> None:
     """``SPARK_REMOTE=sc://… schemalab sql`` (pyspark's own way to pick Connect)."""
-    request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-        "issue 13: the CLI builds Warehouse(path) (cli.py:86) → local_spark(), whose "
-        ".master('local[2]') (spark.py:47) with SPARK_REMOTE set makes getOrCreate() "
-        "(spark.py:66) fail CANNOT_CONFIGURE_SPARK_CONNECT_MASTER; next in line: "
-        "configure_session's sparkContext (spark.py:80)")))
     url = request.getfixturevalue("spark_connect_server").url
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     env["SPARK_REMOTE"] = url

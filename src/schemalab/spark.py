@@ -65,6 +65,7 @@ def local_spark(app_name: str = "schemalab", *, cores: int = 2, driver_memory: s
     os.environ.setdefault("PYSPARK_PYTHON", _python())
     spark = builder.getOrCreate()
     configure_session(spark)
+    spark.sparkContext.setLogLevel("FATAL")
     # PySpark logs every failed query with its whole JVM stack as JSON on stderr; the
     # exception that reaches the caller already says it all.
     # DataFrame operations log through their own logger the same way.
@@ -74,11 +75,27 @@ def local_spark(app_name: str = "schemalab", *, cores: int = 2, driver_memory: s
 
 
 def configure_session(spark: SparkSession) -> SparkSession:
-    """Apply the SQL settings schemalab relies on to any session (e.g. a user's own)."""
+    """Apply the SQL settings schemalab relies on to any session: a user's own, a cluster's or
+    a Spark Connect one. Only SQL settings: nothing here needs a SparkContext, which Spark
+    Connect sessions do not have, and the session's log level stays the user's."""
     for key, value in SESSION_SQL_CONF.items():
-        spark.conf.set(key, value)
-    spark.sparkContext.setLogLevel("FATAL")
+        if spark.conf.get(key, None) != value:
+            spark.conf.set(key, value)
     return spark
+
+
+def default_session() -> SparkSession:
+    """The session a table reads with when none was given: the active session (a user's,
+    a cluster's, or Spark Connect's, also when ``SPARK_REMOTE`` names one), else
+    :func:`local_spark`."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is None and os.environ.get("SPARK_REMOTE"):
+        active = SparkSession.builder.getOrCreate()
+    if active is not None:
+        return configure_session(active)
+    return local_spark()
 
 
 def _python() -> str:

@@ -36,7 +36,7 @@ from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.changes import SchemaChange
 from schemalab.schema.table_schema import TableSchema
-from schemalab.spark import local_spark
+from schemalab.spark import default_session
 from schemalab.types.casts import cast_mode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,7 +99,7 @@ class Table:
         if self.warehouse is not None:
             return self.warehouse.spark
         if self._spark is None:
-            self._spark = local_spark()
+            self._spark = default_session()
         return self._spark
 
     # ---- metadata ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from schemalab.paimon import paths
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
 from schemalab.schema.changes import ColumnSpec
+from schemalab.spark import configure_session, default_session
 from schemalab.sql import (
     AlterTable,
     CreateTable,
@@ -71,8 +72,6 @@ class Warehouse:
         fileio.makedirs(self.path)
         self._spark = spark
         if spark is not None:
-            from schemalab.spark import configure_session
-
             configure_session(spark)
 
     def __repr__(self) -> str:
@@ -81,9 +80,7 @@ class Warehouse:
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            from schemalab.spark import local_spark
-
-            self._spark = local_spark()
+            self._spark = default_session()
         return self._spark
 
     @property

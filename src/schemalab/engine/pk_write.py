@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.engine import write
-from schemalab.engine.bucket import bucket_udf
+from schemalab.engine.bucket import bucket_column
 from schemalab.engine.scan import quote
 from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import binaryrow
-from schemalab.paimon.bucket import bucket_keys
 from schemalab.paimon.manifest import ManifestEntry, SimpleStats
 from schemalab.paimon.primary_key import (
     INSERT,
@@ -60,11 +59,10 @@ def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
 
     schema = target.schema
     trimmed = check_writable(schema, target.name)
-    n = int(schema.effective_options()["bucket"])
-    keys = bucket_keys(schema.effective_options(), schema.primary_keys, schema.partition_keys)
+    bucket = bucket_column(schema, target.name)
+    assert bucket is not None  # check_writable: primary-key writes have fixed buckets
     bucket_col = write.BUCKET_COLUMN
-    out = df.withColumn(_ORD, F.monotonically_increasing_id()) \
-        .withColumn(bucket_col, bucket_udf(schema, keys, n))
+    out = df.withColumn(_ORD, F.monotonically_increasing_id()).withColumn(bucket_col, bucket)
     out = _fold(out, [quote(k) for k in schema.primary_keys])
     out = _number(target, out, bucket_col)
     fields = {f.name: f for f in schema.fields}

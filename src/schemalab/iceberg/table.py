@@ -47,6 +47,7 @@ from schemalab.iceberg.metadata import (
 )
 from schemalab.iceberg.plan import plan_iceberg_read
 from schemalab.iceberg.types import IcebergType
+from schemalab.spark import default_session
 from schemalab.table import SchemaChoice, name_from_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -147,9 +148,7 @@ class IcebergTable:
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            from schemalab.spark import local_spark
-
-            self._spark = local_spark()
+            self._spark = default_session()
         return self._spark
 
     def snapshot_schema_id(self, snap: IcebergSnapshot) -> int:
