@@ -7,6 +7,7 @@ import string
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlglot import exp
 
 from schemalab.errors import SqlError
 from schemalab.schema.changes import (
@@ -37,10 +38,11 @@ from schemalab.sql import (
     TableName,
     parse_statement,
     parse_statements,
+    queries,
     rewrite_tables,
     split_statements,
 )
-from schemalab.sql import parser as ddl
+from schemalab.sql import parse as parse_module
 from schemalab.types.model import (
     BIGINT,
     BOOLEAN,
@@ -576,12 +578,16 @@ def test_deep_nesting_is_an_sql_error() -> None:
 
 
 def test_unexpected_exceptions_become_sql_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(text: str) -> object:
+    def broken(text: str, what: str = "query") -> object:
         raise KeyError("bug")
 
-    monkeypatch.setattr(ddl, "_parse", broken)
+    monkeypatch.setattr(parse_module, "read_query", broken)
     with pytest.raises(SqlError, match="internal error KeyError") as info:
         parse_statement("SELECT 1")
+    assert info.value.rule == "internal-error"
+    monkeypatch.setattr(queries, "read_query", broken)
+    with pytest.raises(SqlError, match="internal error KeyError") as info:
+        rewrite_tables("SELECT 1", {})
     assert info.value.rule == "internal-error"
 
 
@@ -662,10 +668,11 @@ def test_rewrite_tables(sql: str, expected: str) -> None:
     assert rewrite_tables(sql, VIEWS) == expected
 
 
-def test_rewrite_tables_regenerates_when_positions_are_missing(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ddl, "_splice_tables", lambda sql, edits: None)
-    assert rewrite_tables("SELECT T.a FROM T JOIN db.U u ON T.a = u.a", VIEWS) == \
+def test_rewrite_tables_regenerates_when_positions_are_missing() -> None:
+    parsed = queries.read_query("SELECT T.a FROM T JOIN db.U u ON T.a = u.a")
+    for identifier in parsed.tree.find_all(exp.Identifier):
+        identifier.meta.pop("start", None)
+    assert queries.rewrite_query(parsed, VIEWS) == \
         "SELECT T.a FROM `v_t` AS `T` JOIN `v u` AS u ON T.a = u.a"
 
 
@@ -716,7 +723,7 @@ def _nested(children: st.SearchStrategy[DataType]) -> st.SearchStrategy[DataType
     return st.one_of(
         st.builds(ArrayType, children, st.booleans()),
         st.builds(MultisetType, children, st.booleans()),
-        # Spark map keys are NOT NULL (see ddl._with_spark_map_keys).
+        # Spark map keys are NOT NULL (see schemalab.sql.column_types).
         st.builds(lambda k, v, n: MapType(k.with_nullable(False), v, n), children, children,
                   st.booleans()),
         st.builds(lambda fs, n: RowType(tuple(fs), n), fields, st.booleans()),
