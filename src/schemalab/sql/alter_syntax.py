@@ -17,7 +17,7 @@ fits, and the two below where none does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar, NoReturn
 
 from sqlglot import exp
@@ -74,18 +74,37 @@ class AlterSyntax(SyntaxBase):
         "UNSET": lambda self: self._parse_alter_table_unset(),
     }
 
+    # Comments are Spark string literals, where adjacent literals are one ('it''s' is "its").
     PROPERTY_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr | list[exp.Expr] | None]]] = {
         **SyntaxBase.PROPERTY_PARSERS,
+        "COMMENT": lambda self: self.expression(exp.SchemaCommentProperty(
+            this=exp.Literal.string(self._parse_string_value("the table comment")))),
         "TBLPROPERTIES": lambda self: self._parse_table_properties(),
+        "USING": lambda self: self.expression(exp.FileFormatProperty(this=exp.var(".".join(
+            part.name for part in path_parts(self._parse_path("a table provider")))))),
     }
 
     CONSTRAINT_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr | None]]] = {
         **SyntaxBase.CONSTRAINT_PARSERS,
+        "COMMENT": lambda self: self.expression(exp.CommentColumnConstraint(
+            this=exp.Literal.string(self._parse_string_value("a column comment")))),
         # Spark takes a column's position among its options, in any order.
         "FIRST": lambda self: self.expression(exp.ColumnPosition(position="FIRST")),
         "AFTER": lambda self: self.expression(exp.ColumnPosition(
             this=self._parse_name("the column to place it after"), position="AFTER")),
     }
+
+    # Spark's constraint characteristics; Paimon enforces none of them.
+    KEY_CONSTRAINT_OPTIONS: ClassVar[dict[str, Sequence[str | Sequence[str]]]] = {
+        **SyntaxBase.KEY_CONSTRAINT_OPTIONS,
+        "ENFORCED": (),
+    }
+
+    _seen_table_properties = False
+
+    def reset(self) -> None:
+        super().reset()
+        self._seen_table_properties = False
 
     def _parse_alter(self) -> exp.Alter | exp.Command:
         if not self._match(TokenType.TABLE):
@@ -263,6 +282,9 @@ class AlterSyntax(SyntaxBase):
         return self.expression(UnsetProperties(expressions=keys, exists=exists))
 
     def _parse_table_properties(self) -> list[exp.Expr]:
+        if self._seen_table_properties:  # Spark refuses a clause given twice
+            self.fail("TBLPROPERTIES is given twice", self._prev)
+        self._seen_table_properties = True
         return [exp.Property(this=exp.Literal.string(key), value=value)
                 for key, value in self._parse_property_list(values=True) if value is not None]
 

@@ -447,6 +447,11 @@ def drop_table(parsed: Parsed) -> DropTable:
     tables = tree.args.get("tables") or []
     if len(tables) != 1 or not isinstance(tables[0], exp.Table):
         raise _Statement(parsed, "DROP TABLE").syntax("name one table: DROP TABLE t")
+    extra = [key.upper() for key in ("cascade", "restrict", "constraints", "sync", "force")
+             if tree.args.get(key)]
+    if extra:
+        raise _Statement(parsed, "DROP TABLE", table_name(tables[0])).syntax(
+            f"unexpected {extra[0]}: write DROP TABLE [IF EXISTS] t [PURGE]")
     # PURGE changes nothing: Paimon removes a dropped table's files anyway.
     return DropTable(table_name(tables[0]), bool(tree.args.get("exists")),
                      parsed.statement_text)
@@ -470,6 +475,9 @@ def describe_table(parsed: Parsed) -> DescribeTable:
         raise SqlError(f"Unsupported DESCRIBE of {tree.this.sql(dialect='spark')}: write "
                        "DESCRIBE t", rule="unsupported-sql")
     name = table_name(tree.this)
+    if tree.args.get("partition") or tree.expressions:
+        raise _Statement(parsed, "DESCRIBE", name).unsupported(
+            "Unsupported DESCRIBE of a column or partition: write DESCRIBE t")
     if tree.args.get("style"):
         raise _Statement(parsed, "DESCRIBE", name).unsupported(
             f"Unsupported DESCRIBE {tree.args['style']}: write DESCRIBE t; "

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError
 from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
 
@@ -90,8 +91,7 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
     def _parse_schema_element(self) -> exp.Expr | None:
         if self._at_table_constraint():
             return self._parse_constraint()
-        if self._at_name() and self._next \
-                and self._next.token_type is TokenType.L_PAREN:
+        if self._at_name() and self._next.token_type is TokenType.L_PAREN:
             return self._parse_function()  # a partition transform, refused by name later
         return self._parse_field_def()
 
@@ -101,8 +101,7 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
         if not token:
             return False
         if token.token_type is TokenType.CONSTRAINT and self._at_name(1):
-            third = self._tokens[self._index + 2] if self._index + 2 < len(self._tokens) \
-                else None
+            third = self._peek(2)
             return third is not None and (third.text.upper() in _CONSTRAINT_STARTS
                                           or is_word(third, *_UNNAMED_CONSTRAINT_WORDS))
         if token.text.upper() in _CONSTRAINT_STARTS:
@@ -128,7 +127,7 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
         if self._match(TokenType.PARTITION, advance=False):
             table.set("partition", self._parse_partition())
         exists = self._match_text_seq("IF", "NOT", "EXISTS")
-        if self._match(TokenType.WITH, advance=False) and self._next \
+        if self._match(TokenType.WITH, advance=False) \
                 and self._next.token_type is TokenType.L_PAREN:
             self.fail("Unsupported INSERT .. WITH (options): write the INSERT without options",
                       rule="unsupported-sql")
@@ -151,15 +150,14 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
             return None
         offset = 1
         while True:
-            separator = self._tokens[self._index + offset + 1] \
-                if self._index + offset + 1 < len(self._tokens) else None
-            if not self._at_name(offset) or not separator or \
+            separator = self._peek(offset + 1)
+            if not self._at_name(offset) or separator is None or \
                     separator.token_type not in (TokenType.COMMA, TokenType.R_PAREN):
                 return None
             if separator.token_type is TokenType.R_PAREN:
                 break
             offset += 2
-        if self._index + offset + 2 >= len(self._tokens):  # `INSERT INTO t (a)`: no rows
+        if self._peek(offset + 2) is None:  # `INSERT INTO t (a)`: no rows follow
             return None
         self._advance()
         names = self._parse_csv(lambda: self._parse_name("a column name"))
@@ -167,16 +165,14 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
         seen: set[str] = set()
         for name in names:
             if name.name in seen:
-                self.fail(f"the column list names {name.name} twice")
+                self.fail(f"the column list names {name.name} twice", column=name.name)
             seen.add(name.name)
         return list(names)
 
     def _parse_insert_query(self) -> exp.Expr | None:
         token = self._curr
-        if not token or not (token.token_type is TokenType.L_PAREN
-                                 or is_word(token, *QUERY_STARTS)):
-            self.fail(f"Expected a query (SELECT, WITH, VALUES) as the INSERT query, found "
-                      f"{describe(token)}")
+        if not (token.token_type is TokenType.L_PAREN or is_word(token, *QUERY_STARTS)):
+            self.fail(f"Expected a query (SELECT, WITH, VALUES), found {describe(token)}")
         query = self._parse_derived_table_values(allow_value_synonym=False) \
             or self._parse_ddl_select()
         if self._curr:
@@ -186,7 +182,14 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
     def _parse_delete(self) -> exp.Delete:
         if not self._match(TokenType.FROM, advance=False):
             self.fail(f"expected FROM, found {describe(self._curr)}")
-        delete = super()._parse_delete()
+        where = next((i for i in range(self._index, len(self._tokens))
+                      if self._tokens[i].token_type is TokenType.WHERE), None)
+        try:
+            delete = super()._parse_delete()
+        except ParseError as error:
+            if where is not None and self._index > where and error.errors:
+                error.errors[0]["what"] = error.errors[0].get("what") or "the DELETE condition"
+            raise
         if self._curr:
             if delete.args.get("where") is not None:
                 self.fail(unexpected(self._curr), what="the DELETE condition")
@@ -255,8 +258,7 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
         return self.expression(Call(this=procedure, expressions=arguments))
 
     def _parse_call_argument(self) -> exp.Expr | None:
-        if self._at_name() and self._next \
-                and self._next.token_type is TokenType.FARROW:
+        if self._at_name() and self._next.token_type is TokenType.FARROW:
             name = self._parse_name("an argument name")
             self._advance()
             return self.expression(exp.Kwarg(this=name, expression=self._parse_disjunction()))

@@ -28,6 +28,9 @@ def read_query(sql: str, what: str = "query") -> Parsed:
     read into a tree."""
     parsed = read(sql, what, query_only=True)
     tree = parsed.tree
+    if len(parsed.tokens) == 1 and parsed.tokens[0].text.upper() == "TABLE":
+        raise SqlError(f"Cannot parse {what}: expected a table name after TABLE",
+                       rule="sql-syntax")
     if not isinstance(tree, exp.Query | exp.Values):
         hint = ""
         if isinstance(tree, exp.Insert):

@@ -143,8 +143,13 @@ class SyntaxBase(SparkParser):
 
     # ---- names -----------------------------------------------------------------------------
 
+    def _peek(self, offset: int) -> Token | None:
+        """The token ``offset`` places after the current one, if there is one."""
+        index = self._index + offset
+        return self._tokens[index] if 0 <= index < len(self._tokens) else None
+
     def _at_name(self, offset: int = 0) -> bool:
-        token = _token_at(self._tokens, self._index + offset)
+        token = self._peek(offset)
         return bool(token and (token.token_type is TokenType.IDENTIFIER or is_word(token)))
 
     def _parse_name(self, what: str) -> exp.Identifier:
@@ -204,7 +209,3 @@ def path_parts(path: exp.Expr) -> list[exp.Expr]:
     if isinstance(path, exp.Dot):
         return [*path_parts(path.this), *path_parts(path.expression)]
     return [path]
-
-
-def _token_at(tokens: list[Token], index: int) -> Token | None:
-    return tokens[index] if 0 <= index < len(tokens) else None

@@ -43,7 +43,7 @@ class TypeSyntax(SyntaxBase):
     def _parse_types(self, check_func: bool = False, schema: bool = False,
                      allow_identifiers: bool = True,
                      with_collation: bool = False) -> exp.Expr | None:
-        start = self._curr
+        start, start_index = self._curr, self._index
         if not start:
             return None
         nested = self._type_depth > 0
@@ -73,12 +73,31 @@ class TypeSyntax(SyntaxBase):
             self._type_depth -= 1
         if not isinstance(node, exp.DataType) or not schema:
             return node
+        if node.this is exp.DType.ARRAY and node.expressions \
+                and "span" not in node.expressions[0].meta:
+            node = self._postfix_array(node, start_index)
         node.meta["span"] = self._span_from(start)
         while self._match_text_seq("MULTISET"):  # Flink's suffix form, INT MULTISET
             node = _multiset(node)
             node.meta["span"] = self._span_from(start)
         if nested and self._match_text_seq("NOT", "NULL"):
             node.set("nullable", False)
+        return node
+
+    def _postfix_array(self, node: exp.DataType, start_index: int) -> exp.DataType:
+        """Flink's ``INT ARRAY``, which sqlglot reads without a span for ``INT`` and then
+        takes whatever follows as array values (``, b STRING`` in a column list): the
+        element gets its span, and reading goes back to just after ``ARRAY``."""
+        for index in range(start_index, self._index):
+            token = self._tokens[index]
+            if token.token_type is TokenType.ARRAY and (
+                    index + 1 >= len(self._tokens)
+                    or self._tokens[index + 1].token_type is not TokenType.LT):
+                element = node.expressions[0]
+                element.meta["span"] = (self._tokens[start_index].start,
+                                        self._tokens[index - 1].end + 1)
+                self._retreat(index + 1)
+                return exp.DataType(this=exp.DType.ARRAY, expressions=[element], nested=True)
         return node
 
     def _parse_paimon_nested_type(self) -> exp.DataType | None:
