@@ -27,6 +27,7 @@ from schemalab.schema.changes import (
 )
 from schemalab.sql import (
     AlterTable,
+    Call,
     CreateTable,
     DeleteFrom,
     DescribeTable,
@@ -501,6 +502,7 @@ def test_delete() -> None:
     ("DELETE FROM T x WHERE x.a = 1", "without a table alias"),
     ("DELETE FROM T WHERE a = 1 UNION SELECT 2", "Cannot parse the DELETE condition"),
     ("DELETE T", "expected FROM"),
+    ("DELETE FROM T WHERE a = (", "Cannot parse the DELETE condition"),
 ])
 def test_delete_errors(sql: str, fragment: str) -> None:
     with pytest.raises(SqlError) as info:
@@ -597,6 +599,85 @@ def test_non_string_input() -> None:
     with pytest.raises(SqlError, match="must be a string"):
         parse_statements(b"SELECT 1")  # type: ignore[arg-type]
 
+
+
+# --------------------------------------------------------------------------------------------
+# CALL (Paimon's Spark procedures)
+# --------------------------------------------------------------------------------------------
+
+
+def test_call_keeps_named_arguments() -> None:
+    sql = ("CALL sys.compact(table => 'db.t', partitions => 'dt=1', "
+           "order_strategy => 'zorder', order_by => 'a,b', max_jobs => 2, dry => true)")
+    statement = parse_statement(sql + ";")
+    assert statement == Call("sys.compact", (
+        ("table", "db.t"), ("partitions", "dt=1"), ("order_strategy", "zorder"),
+        ("order_by", "a,b"), ("max_jobs", "2"), ("dry", "true")), sql)
+    assert isinstance(statement, Call) and statement.argument("TABLE") == "db.t"
+    assert parse_statement("CALL sys.compact()") == Call("sys.compact", (), "CALL sys.compact()")
+
+
+@pytest.mark.parametrize(("sql", "fragment"), [
+    ("CALL sys.compact('db.t')", "name each argument"),
+    ("CALL sys.compact(table => 'a', table => 'b')", "argument table is given twice"),
+    ("CALL sys.compact(table => upper('a'))", "a string, a number or a boolean"),
+    ("CALL sys.compact", "expected '('"),
+    ("CALL", "expected a procedure name"),
+])
+def test_call_errors(sql: str, fragment: str) -> None:
+    with pytest.raises(SqlError) as info:
+        parse_statement(sql)
+    assert fragment in info.value.message
+    assert info.value.rule == "sql-syntax"
+
+
+# --------------------------------------------------------------------------------------------
+# Forms that sqlglot's Spark trees alone would get wrong (found by a differential run
+# against the hand-written parser this package replaced)
+# --------------------------------------------------------------------------------------------
+
+
+def test_spark_forms_beyond_sqlglot() -> None:
+    created = parse_statement(
+        "CREATE TABLE t (a INT ARRAY, b TIMESTAMP ARRAY, c STRING MULTISET, d INT, "
+        "e STRING COMMENT 'it''s' ' ok', PRIMARY KEY (d) ENFORCED RELY) "
+        "USING paimon COMMENT 'the' ' table'")
+    assert isinstance(created, CreateTable)
+    assert [c.data_type for c in created.columns[:3]] == [
+        ArrayType(INT()), ArrayType(LTZ()), MultisetType(STRING())]
+    assert created.columns[4].comment == "its ok"
+    assert (created.primary_keys, created.comment) == (("d",), "the table")
+
+
+@pytest.mark.parametrize(("sql", "fragment", "rule"), [
+    ("CREATE TABLE t (a USING paimon", "Cannot parse CREATE TABLE", "sql-syntax"),
+    ("CREATE TABLE t (a MAP<, STRING, INT>)", "'MAP<' in CREATE TABLE: unexpected ','",
+     "unknown-type"),
+    ("CREATE TABLE t (a ARRAY<INT,>)", "Unknown data type", "unknown-type"),
+    ("CREATE TABLE t (a INT) USING org.apache.parquet", "USING paimon", "unsupported-sql"),
+    ("CREATE TABLE t (a INT) TBLPROPERTIES ('a' = 'b') TBLPROPERTIES ('c' = 'd')",
+     "TBLPROPERTIES is given twice", "sql-syntax"),
+    ("DROP TABLE t CASCADE", "unexpected CASCADE", "sql-syntax"),
+    ("DESCRIBE t PARTITION (p = 1)", "DESCRIBE of a column or partition", "unsupported-sql"),
+    ("TABLE", "expected a table name", "sql-syntax"),
+])
+def test_spark_form_errors(sql: str, fragment: str, rule: str) -> None:
+    with pytest.raises(SqlError) as info:
+        parse_statement(sql)
+    assert fragment in info.value.message
+    assert info.value.rule == rule
+
+
+def test_insert_and_delete_tables_come_from_the_tree_already_read() -> None:
+    inserted = parse_statement("INSERT INTO T (SELECT * FROM db.s) UNION (SELECT * FROM u)")
+    assert isinstance(inserted, Insert)
+    assert inserted.query == "(SELECT * FROM db.s) UNION (SELECT * FROM u)"
+    assert inserted.query_tables == (TableName("db", "s"), TableName(None, "u"))
+    # equality is about what was written; the tables follow from it
+    assert inserted == Insert(T, None, inserted.query, False, inserted.text)
+    deleted = parse_statement("DELETE FROM T WHERE EXISTS (SELECT 1 FROM u WHERE u.a = T.a)")
+    assert isinstance(deleted, DeleteFrom)
+    assert deleted.where_tables == (TableName(None, "u"),)
 
 # --------------------------------------------------------------------------------------------
 # Scripts
