@@ -651,8 +651,8 @@ def test_spark_forms_beyond_sqlglot() -> None:
 
 @pytest.mark.parametrize(("sql", "fragment", "rule"), [
     ("CREATE TABLE t (a USING paimon", "Cannot parse CREATE TABLE", "sql-syntax"),
-    ("CREATE TABLE t (a MAP<, STRING, INT>)", "'MAP<' in CREATE TABLE: unexpected ','",
-     "unknown-type"),
+    ("CREATE TABLE t (a MAP<, STRING, INT>)",
+     "'MAP<' for column a in CREATE TABLE: unexpected ','", "unknown-type"),
     ("CREATE TABLE t (a ARRAY<INT,>)", "Unknown data type", "unknown-type"),
     ("CREATE TABLE t (a INT) USING org.apache.parquet", "USING paimon", "unsupported-sql"),
     ("CREATE TABLE t (a INT) TBLPROPERTIES ('a' = 'b') TBLPROPERTIES ('c' = 'd')",

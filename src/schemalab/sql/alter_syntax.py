@@ -122,8 +122,7 @@ class AlterSyntax(SyntaxBase):
         return self.expression(exp.Alter(this=table, kind="TABLE", actions=actions))
 
     def _unsupported_action(self, action: str, after: Token | None) -> NoReturn:
-        kind = f"{action} {after.text.upper()}" if after and is_word(after) \
-            else action
+        kind = f"{action} {after.text.upper()}" if after and is_word(after) else action
         advice = _ACTION_ADVICE.get(action, ALTER_TABLE_ACTIONS)
         self.fail(f"Unsupported ALTER TABLE .. {kind}: {advice}", rule="unsupported-sql")
 
@@ -209,7 +208,7 @@ class AlterSyntax(SyntaxBase):
         with ``rename_to``. A position follows as a ``MoveColumn`` of the new name."""
         new_name = self._parse_name("the new column name")
         column = path.sql(dialect="spark")
-        dtype = self._parse_types(schema=True)
+        dtype = self._for_column(path, lambda: self._parse_types(schema=True))
         if dtype is None:
             self.fail(f"expected a data type for column {column}, found {describe(self._curr)}")
         if self._match_text_seq("NOT", "NULL", advance=False):
@@ -231,7 +230,7 @@ class AlterSyntax(SyntaxBase):
         column = path.sql(dialect="spark")
         token = self._curr
         if self._match_text_seq("TYPE"):
-            dtype = self._parse_types(schema=True)
+            dtype = self._for_column(path, lambda: self._parse_types(schema=True))
             if dtype is None:
                 self.fail(f"expected a data type for column {column}, found "
                           f"{describe(self._curr)}")

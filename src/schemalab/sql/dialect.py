@@ -110,7 +110,8 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
             and after.token_type is TokenType.L_PAREN
 
     def _parse_field_def(self) -> exp.Expr | None:
-        return self._parse_column_def(self._parse_path("a column name"))
+        path = self._parse_path("a column name")
+        return self._for_column(path, lambda: self._parse_column_def(path))
 
     # ---- INSERT, DELETE, WHERE -----------------------------------------------------------
 

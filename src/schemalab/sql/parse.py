@@ -103,7 +103,8 @@ def _statement(text: str) -> Statement:
     first = tokens[0]
     if first.token_type is TokenType.L_PAREN or is_word(first, *QUERY_STARTS):
         parsed = read_query(text)
-        return Query(query_sql(parsed), referenced_tables(parsed.tree), parsed.statement_text)
+        return Query(query_sql(parsed.tree, parsed.text), referenced_tables(parsed.tree),
+                     parsed.statement_text)
     word = first.text.upper() if is_word(first) else ""
     builder, tree_type, what = _BUILDERS.get(word, (None, exp.Expr, ""))
     kind = _unsupported_kind(word, tokens)
@@ -171,15 +172,8 @@ def _insert(parsed: Parsed) -> Insert:
     columns = tuple(c.name for c in target.expressions) if isinstance(target, exp.Schema) \
         else None
     query = tree.expression
-    assert query is not None
-    start, end = query.meta["span"]
-    sql = parsed.text[start:end]
-    if parsed.tokens[0].text.upper() != "TABLE" and sql.upper().startswith("TABLE"):
-        source = query.find(exp.Table)
-        assert source is not None
-        sql = f"SELECT * FROM {table_name(source).sql()}"
-    return Insert(name, columns, sql, bool(tree.args.get("overwrite")), parsed.statement_text,
-                  referenced_tables(query))
+    return Insert(name, columns, query_sql(query, parsed.text), bool(tree.args.get("overwrite")),
+                  parsed.statement_text, referenced_tables(query))
 
 
 _INSERT_CLAUSE_ADVICE = {

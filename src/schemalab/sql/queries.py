@@ -11,6 +11,7 @@ replaced (by temp views over their evolved reads).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from sqlglot import exp
@@ -18,6 +19,9 @@ from sqlglot import exp
 from schemalab.errors import SqlError
 from schemalab.sql.reader import SUPPORTED, Parsed, internal_error, read, snippet
 from schemalab.sql.statements import TableName
+
+# Spark's TABLE t, which sqlglot reads as SELECT * FROM t
+_TABLE_QUERY = re.compile(r"TABLE\b", re.IGNORECASE)
 
 __all__ = ["query_sql", "read_query", "referenced_tables", "rewrite_query", "rewrite_tables",
            "table_name"]
@@ -37,16 +41,25 @@ def read_query(sql: str, what: str = "query") -> Parsed:
             hint = " Put WITH after INSERT INTO t: INSERT INTO t WITH c AS (..) SELECT .."
         raise SqlError(f"Unsupported statement: {tree.key.upper()} where {what} should be, in "
                        f"{snippet(sql)}. {SUPPORTED}.{hint}", rule="unsupported-statement")
+    tree.meta["span"] = (parsed.tokens[0].start, parsed.tokens[-1].end + 1)
     return parsed
 
 
-def query_sql(parsed: Parsed) -> str:
-    """The query as it will run: outer comments and ``;`` trimmed, so it can be wrapped in
-    other SQL; Spark's ``TABLE t`` written as ``SELECT * FROM t``."""
-    table = _table_query(parsed)
-    if table is not None:
+def query_sql(tree: exp.Expr, source: str) -> str:
+    """The query read as ``tree`` from ``source``, as it will run: as written, without the
+    comments and ``;`` around it, so it can be wrapped in other SQL; Spark's ``TABLE t``
+    written as ``SELECT * FROM t``.
+
+    >>> parsed = read_query("TABLE db.t -- all of it")
+    >>> query_sql(parsed.tree, parsed.text)
+    'SELECT * FROM db.t'
+    """
+    start, end = tree.meta["span"]
+    written = source[start:end]
+    table = tree.find(exp.Table)
+    if _TABLE_QUERY.match(written) and table is not None:
         return f"SELECT * FROM {table_name(table).sql()}"
-    return parsed.text[parsed.tokens[0].start:parsed.tokens[-1].end + 1]
+    return written
 
 
 def table_name(table: exp.Table) -> TableName:
@@ -95,20 +108,14 @@ def rewrite_query(parsed: Parsed, mapping: Mapping[TableName, str]) -> str:
         view = mapping.get(ref, by_qualified.get(ref.qualified()))
         if view is not None:
             edits.append((table, view))
-    if _table_query(parsed) is not None:  # TABLE t
-        return f"SELECT * FROM {_replacement(*edits[0])}" if edits else query_sql(parsed)
+    start, end = tree.meta["span"]
+    if _TABLE_QUERY.match(parsed.text[start:end]):  # TABLE t
+        return f"SELECT * FROM {_replacement(*edits[0])}" if edits \
+            else query_sql(parsed.tree, parsed.text)
     spliced = _splice(parsed.text, edits)
     if spliced is None:
         return _regenerate(tree, edits)
-    return spliced[parsed.tokens[0].start:len(spliced) - (len(parsed.text)
-                                                           - parsed.tokens[-1].end - 1)]
-
-
-def _table_query(parsed: Parsed) -> exp.Table | None:
-    """The table of Spark's ``TABLE t``, which sqlglot reads as ``SELECT * FROM t``."""
-    if parsed.tokens[0].text.upper() != "TABLE":
-        return None
-    return parsed.tree.find(exp.Table)
+    return spliced[start:len(spliced) - (len(parsed.text) - end)]
 
 
 def _table_references(tree: exp.Expr) -> Iterator[exp.Table]:

@@ -104,14 +104,16 @@ def syntax_error(error: ParseError, what: str) -> SqlError:
     rule = error_detail(error, "rule") or "sql-syntax"
     what = error_detail(error, "what") or what
     description = _clean(error_detail(error, "description") or str(error))
+    column = error_detail(error, "column")
     if rule == "unknown-type":
-        message = f"Unknown data type {error_detail(error, 'type')!r} in {what}: {description}"
+        of_column = "" if column is None else f" for column {column}"
+        message = (f"Unknown data type {error_detail(error, 'type')!r}{of_column} in {what}: "
+                   f"{description}")
     elif rule == "sql-syntax":
         message = f"Cannot parse {what}: {description}"
     else:
         message = description
-    return SqlError(message, table=error_detail(error, "table"),
-                    column=error_detail(error, "column"), rule=rule)
+    return SqlError(message, table=error_detail(error, "table"), column=column, rule=rule)
 
 
 def internal_error(what: str, error: Exception) -> SqlError:

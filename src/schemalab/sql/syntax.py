@@ -136,6 +136,16 @@ class SyntaxBase(SparkParser):
             node.meta["span"] = self._span_from(start)
         return node
 
+    def _for_column(self, column: exp.Expr, parse: Callable[[], E | None]) -> E | None:
+        """``parse()``, with errors inside it naming ``column`` (a path)."""
+        try:
+            return parse()
+        except ParseError as error:
+            if error.errors:
+                name = ".".join(part.name for part in path_parts(column))
+                error.errors[0].setdefault("column", name)
+            raise
+
     def _span_from(self, start: Token) -> tuple[int, int]:
         """``(begin, end)`` of the source from ``start`` to the last token read."""
         last = self._prev or start
