@@ -231,11 +231,11 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
     def _parse_describe(self) -> exp.Describe:
         if not self._next and self._at_name():  # DESC extended: a table so named
             return self.expression(exp.Describe(this=self._parse_table_parts(schema=True)))
-        describe = super()._parse_describe()
+        statement = super()._parse_describe()
         if self._curr:
             self.fail("Unsupported DESCRIBE of a column or partition: write DESCRIBE t",
                       rule="unsupported-sql")
-        return describe
+        return statement
 
     def _parse_show_tables(self) -> exp.Show:
         database = self._parse_name("a database name") \

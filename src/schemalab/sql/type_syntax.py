@@ -56,7 +56,7 @@ class TypeSyntax(SyntaxBase):
                                             allow_identifiers=allow_identifiers,
                                             with_collation=with_collation)
             if node is None and schema and is_word(start):
-                self._advance()
+                self._retreat(start_index + 1)
                 node = exp.DataType(this=exp.DType.USERDEFINED, kind=start.text)
             if node is None and schema and nested:  # sqlglot would skip an empty element
                 self.fail(f"expected a type, found {describe(start)}")
