@@ -580,7 +580,7 @@ def test_deep_nesting_is_an_sql_error() -> None:
 
 
 def test_unexpected_exceptions_become_sql_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(text: str, what: str = "query") -> object:
+    def broken(text: str, what: str = "query", **tokens: object) -> object:
         raise KeyError("bug")
 
     monkeypatch.setattr(parse_module, "read_query", broken)

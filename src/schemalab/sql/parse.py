@@ -32,7 +32,7 @@ from schemalab.sql.queries import query_sql, read_query, referenced_tables, tabl
 from schemalab.sql.reader import SUPPORTED, Parsed, internal_error, read, snippet, tokenize
 from schemalab.sql.split import split_statements
 from schemalab.sql.statements import DeleteFrom, Insert, Query, Statement
-from schemalab.sql.syntax import is_word
+from schemalab.sql.syntax import describe, is_word
 
 __all__ = ["parse_statement", "parse_statements"]
 
@@ -102,14 +102,14 @@ def _statement(text: str) -> Statement:
                        "parse_statements for a script", rule="sql-syntax")
     first = tokens[0]
     if first.token_type is TokenType.L_PAREN or is_word(first, *QUERY_STARTS):
-        parsed = read_query(text)
+        parsed = read_query(text, tokens=tokens)
         return Query(query_sql(parsed.tree, parsed.text), referenced_tables(parsed.tree),
                      parsed.statement_text)
     word = first.text.upper() if is_word(first) else ""
     builder, tree_type, what = _BUILDERS.get(word, (None, exp.Expr, ""))
     kind = _unsupported_kind(word, tokens)
     if builder is None or kind is not None:
-        raise _unsupported_statement(kind or word or _describe_first(first), text)
+        raise _unsupported_statement(kind or word or describe(first), text)
     parsed = read(text, what, tokens=tokens)
     if not isinstance(parsed.tree, tree_type):
         raise SqlError(f"Cannot parse {what}: {snippet(text)} is not a {what} statement",
@@ -131,7 +131,8 @@ def _unsupported_kind(word: str, tokens: list[Token]) -> str | None:
             if kind[-1] not in _CREATE_MODIFIERS:
                 break
         return " ".join(kind)
-    if word in ("ALTER", "DROP") and second != "TABLE" or word == "SHOW" and second != "TABLES":
+    if (word in ("ALTER", "DROP") and second != "TABLE") or (word == "SHOW"
+                                                           and second != "TABLES"):
         return f"{word} {second}".strip()
     if word == "COMMENT" and second == "ON" and words[2:3] not in (["TABLE"], ["COLUMN"]):
         return " ".join(words).strip()
@@ -147,10 +148,6 @@ def _unsupported_statement(kind: str, text: str) -> SqlError:
     advice = _ADVICE.get(" ".join(words[:2]), _ADVICE.get(words[0] if words else "", ""))
     return SqlError(f"Unsupported statement: {kind} in {snippet(text)}. {SUPPORTED}. "
                     f"{advice}".rstrip(), rule="unsupported-statement")
-
-
-def _describe_first(token: Token) -> str:
-    return f"`{token.text}`" if token.token_type is TokenType.IDENTIFIER else repr(token.text)
 
 
 # ---- INSERT, DELETE --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from sqlglot import exp
+from sqlglot.tokens import Token
 
 from schemalab.errors import SqlError
 from schemalab.sql.reader import SUPPORTED, Parsed, internal_error, read, snippet
@@ -27,10 +28,10 @@ __all__ = ["query_sql", "read_query", "referenced_tables", "rewrite_query", "rew
            "table_name"]
 
 
-def read_query(sql: str, what: str = "query") -> Parsed:
+def read_query(sql: str, what: str = "query", *, tokens: list[Token] | None = None) -> Parsed:
     """``sql``, which must be one query (SELECT, WITH, VALUES, set operations, ``TABLE t``),
-    read into a tree."""
-    parsed = read(sql, what, query_only=True)
+    read into a tree (from ``tokens`` when they were read already)."""
+    parsed = read(sql, what, tokens=tokens, query_only=True)
     tree = parsed.tree
     if len(parsed.tokens) == 1 and parsed.tokens[0].text.upper() == "TABLE":
         raise SqlError(f"Cannot parse {what}: expected a table name after TABLE",
