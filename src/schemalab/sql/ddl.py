@@ -11,6 +11,7 @@ a tree holds that Paimon tables do not support is refused here, by name, with ad
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -225,16 +226,16 @@ def _column_definition(s: _Statement, column: exp.ColumnDef) -> tuple[ColumnSpec
         options.primary_key
 
 
+@dataclass
 class _ColumnOptions:
     """What follows a column's type: NOT NULL, COMMENT, a position, PRIMARY KEY, and the
     constraints Paimon has no place for (``extra``)."""
 
-    def __init__(self) -> None:
-        self.not_null = False
-        self.comment: str | None = None
-        self.position: exp.ColumnPosition | None = None
-        self.primary_key = False
-        self.extra: list[exp.Expr] = []
+    not_null: bool = False
+    comment: str | None = None
+    position: exp.ColumnPosition | None = None
+    primary_key: bool = False
+    extra: list[exp.Expr] = field(default_factory=list)
 
 
 def _column_options(s: _Statement, column: exp.ColumnDef, name: str) -> _ColumnOptions:
@@ -271,9 +272,9 @@ def _partition_keys(s: _Statement, fields: exp.Expr,
     which are appended to ``columns``; Spark does not mix the two forms."""
     names: list[str] = []
     typed: list[bool] = []
-    for field in fields.expressions if isinstance(fields, exp.Schema) else [fields]:
-        if isinstance(field, exp.Identifier):
-            name = field.name
+    for element in fields.expressions if isinstance(fields, exp.Schema) else [fields]:
+        if isinstance(element, exp.Identifier):
+            name = element.name
             typed.append(False)
             if name not in {c.name for c in columns}:
                 raise SqlError(
@@ -281,8 +282,8 @@ def _partition_keys(s: _Statement, fields: exp.Expr,
                     f"are {[c.name for c in columns]}. Name a column, or give a type to add "
                     f"one: PARTITIONED BY ({name} STRING)", table=s.table, column=name,
                     rule="partition-keys-must-be-columns")
-        elif isinstance(field, exp.ColumnDef) and isinstance(field.this, exp.Identifier):
-            column, is_key = _column_definition(s, field)
+        elif isinstance(element, exp.ColumnDef) and isinstance(element.this, exp.Identifier):
+            column, is_key = _column_definition(s, element)
             name = column.name
             typed.append(True)
             if is_key:
@@ -292,7 +293,7 @@ def _partition_keys(s: _Statement, fields: exp.Expr,
                                f"PARTITIONED BY ({name}) without a type")
             columns.append(column)
         else:
-            written = field.sql(dialect="spark")
+            written = element.sql(dialect="spark")
             raise s.unsupported(f"Unsupported partition transform {written} in PARTITIONED BY: "
                                 "partition by plain top-level columns, e.g. PARTITIONED BY (dt)",
                                 column=written)
