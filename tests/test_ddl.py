@@ -525,6 +525,7 @@ def test_delete_errors(sql: str, fragment: str) -> None:
     ("WITH t AS (SELECT 1) SELECT * FROM T", None, []),  # CTE names are case-insensitive
     ("WITH c AS (SELECT * FROM c) SELECT * FROM c", None, [TableName(None, "c")]),
     ("WITH RECURSIVE r AS (SELECT 1 UNION ALL SELECT * FROM r) SELECT * FROM r", None, []),
+    ("WITH c (SELECT * FROM T) SELECT * FROM c", None, [T]),  # Spark's AS is optional
     ("SELECT /*+ BROADCAST(u) */ * FROM T, range(10), VALUES (1) AS v(a)", None, [T]),
     ("SELECT * FROM T WHERE a IN (SELECT a FROM db.u)", None, [T, TableName("db", "u")]),
 ])

@@ -8,8 +8,8 @@ sqlglot reads ``ARRAY<..>``, ``MAP<..>``, ``STRUCT<..>`` and Spark's atomic type
 * ``ROW<..>``/``ROW(..)``, empty ``STRUCT<>``, and struct fields named by any word
   (``STRUCT<timestamp: TIMESTAMP>``), with ``NOT NULL`` and ``COMMENT``;
 * ``MULTISET<..>`` (and Flink's ``INT MULTISET``), as a user-defined ``MULTISET`` node;
-* any other word as a user-defined type (``BYTES``; ``GEOMETRY`` is refused later, by
-  Paimon's type rules, with their message);
+* any other plain word (not a keyword) as a user-defined type (``BYTES``; ``GEOMETRY``
+  is refused later, by Paimon's type rules, with their message);
 * every node remembers the ``span`` of source it was read from, so an atomic type can be
   handed to :func:`schemalab.types.parse.parse_type` as written (``TIMESTAMP(3)`` and
   ``TIMESTAMP`` are one DataType to sqlglot, and two types to Paimon).
@@ -55,7 +55,7 @@ class TypeSyntax(SyntaxBase):
                 node = super()._parse_types(check_func=check_func, schema=schema,
                                             allow_identifiers=allow_identifiers,
                                             with_collation=with_collation)
-            if node is None and schema and is_word(start):
+            if node is None and schema and start.token_type is TokenType.VAR:
                 self._retreat(start_index + 1)
                 node = exp.DataType(this=exp.DType.USERDEFINED, kind=start.text)
             if node is None and schema and nested:  # sqlglot would skip an empty element
