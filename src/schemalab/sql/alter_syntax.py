@@ -75,8 +75,9 @@ class AlterSyntax(SyntaxBase):
     }
 
     # Comments are Spark string literals, where adjacent literals are one ('it''s' is "its").
+    # Spark's CREATE TABLE clauses; other dialects' WITH (..) properties are not among them.
     PROPERTY_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr | list[exp.Expr] | None]]] = {
-        **SyntaxBase.PROPERTY_PARSERS,
+        **{k: v for k, v in SyntaxBase.PROPERTY_PARSERS.items() if k != "WITH"},
         "COMMENT": lambda self: self.expression(exp.SchemaCommentProperty(
             this=exp.Literal.string(self._parse_string_value("the table comment")))),
         "TBLPROPERTIES": lambda self: self._parse_table_properties(),

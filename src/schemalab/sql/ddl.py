@@ -115,6 +115,10 @@ def create_table(parsed: Parsed) -> CreateTable:
     assert isinstance(table, exp.Table)
     name = table_name(table)
     s = _Statement(parsed, "CREATE TABLE", name)
+    extra = [key for key, value in tree.args.items()
+             if value and key not in ("this", "kind", "exists", "properties", "expression")]
+    if extra:
+        raise s.syntax(f"unexpected {extra[0].upper()}")
     if tree.expression is not None:
         raise s.unsupported(_create_clause("AS", "create the table with its columns, then "
                                                  "INSERT INTO t SELECT .."))

@@ -188,6 +188,10 @@ def _delete(parsed: Parsed) -> DeleteFrom:
     table = tree.this
     assert isinstance(table, exp.Table)
     name = table_name(table)
+    extra = [key for key, value in tree.args.items() if value and key not in ("this", "where")]
+    if extra:
+        raise SqlError(f"Unsupported {extra[0].upper()} in DELETE: write DELETE FROM t WHERE "
+                       "<condition>", table=name.qualified(), rule="unsupported-sql")
     if table.alias:
         raise SqlError(f"Unsupported {table.alias!r} after DELETE FROM {name.sql()}: write "
                        "DELETE FROM t WHERE <condition>, without a table alias",

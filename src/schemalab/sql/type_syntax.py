@@ -49,6 +49,10 @@ class TypeSyntax(SyntaxBase):
         nested = self._type_depth > 0
         self._type_depth += 1
         try:
+            if schema and is_word(start, "ARRAY", "MAP") \
+                    and self._next.token_type is TokenType.L_PAREN:
+                self.fail(f"write {start.text.upper()}<..>, not {start.text.upper()}(..)",
+                          self._next)
             if schema and is_word(start, *_OPENERS - {"ARRAY", "MAP"}):
                 node: exp.Expr | None = self._parse_paimon_nested_type()
             else:
