@@ -247,7 +247,10 @@ def _column_options(s: _Statement, column: exp.ColumnDef, name: str) -> _ColumnO
     for constraint in column.args.get("constraints") or []:
         kind = constraint.args.get("kind")
         if isinstance(kind, exp.NotNullColumnConstraint):
-            options.not_null = options.not_null or not kind.args.get("allow_null")
+            if kind.args.get("allow_null"):  # a bare NULL: not Spark's syntax
+                raise s.syntax(f"unexpected NULL for column {name}: a column is nullable "
+                               "unless it says NOT NULL")
+            options.not_null = True
         elif isinstance(kind, exp.CommentColumnConstraint):
             if options.comment is not None:
                 raise s.syntax(f"column {name} has two comments")

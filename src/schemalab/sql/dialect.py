@@ -1,5 +1,6 @@
 """``SchemalabSpark``: sqlglot's Spark dialect plus what Spark and Paimon DDL need and
-sqlglot's Spark lacks. Queries are sqlglot's trees, untouched.
+sqlglot's Spark lacks. A query reads into the same tree as with sqlglot's Spark (only
+Spark's ``TABLE t`` is added, and a WHERE condition remembers its source ``span``).
 
     >>> tree = SchemalabSpark().parse("CALL sys.compact(table => 'db.t')")[0]
     >>> type(tree).__name__, tree.name, [kwarg.name for kwarg in tree.expressions]
@@ -19,6 +20,9 @@ What is added, each where sqlglot's parser has a seat for it:
 * ``DELETE FROM``, ``COMMENT ON .. IS NULL``, ``DESC extended`` (a table so named),
   ``SHOW TABLES [IN db] [LIKE ..]`` and ``CALL proc(name => value, ..)``, which sqlglot's
   Spark reads as opaque commands or not at all.
+
+Where sqlglot would keep what it cannot read as an opaque ``Command``, this parser stops
+with an error that says where reading stopped.
 """
 
 from __future__ import annotations
