@@ -72,6 +72,16 @@ def test_rename_and_drop_table(tmp_path: Path) -> None:
         wh.sql("DROP TABLE b")
 
 
+def test_call_is_read_but_refused_clearly(tmp_path: Path) -> None:
+    wh = sl.Warehouse(tmp_path)
+    wh.sql("CREATE TABLE db.t (id INT)")
+    with pytest.raises(SqlError, match="CALL sys.compact is read but not run") as e:
+        wh.sql("CALL sys.compact(table => 'db.t', order_strategy => 'zorder')")
+    assert e.value.rule == "unsupported-statement" and e.value.table == "db.t"
+    assert not wh.spark_started
+    assert [s.id for s in wh.table("db.t").schemas] == [0]
+
+
 @pytest.mark.parametrize("name", ["`..`", "`a/b`", "`.hidden`", "`x\u0000y`"])
 def test_table_names_cannot_escape_the_warehouse(tmp_path: Path, name: str) -> None:
     wh = sl.Warehouse(tmp_path / "wh")

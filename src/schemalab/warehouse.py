@@ -25,6 +25,7 @@ from schemalab.schema.changes import ColumnSpec
 from schemalab.spark import configure_session, default_session
 from schemalab.sql import (
     AlterTable,
+    Call,
     CreateTable,
     DeleteFrom,
     DescribeTable,
@@ -35,7 +36,6 @@ from schemalab.sql import (
     ShowTables,
     Statement,
     TableName,
-    parse_statement,
     parse_statements,
     rewrite_tables,
 )
@@ -247,7 +247,7 @@ class Warehouse:
                 row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
         if isinstance(stmt, Insert):
             t = self.table(stmt.name)
-            df = self.run_query(stmt.query, self._query_tables(stmt.query))
+            df = self.run_query(stmt.query, stmt.query_tables)
             snap = t.insert(df, columns=stmt.columns, by_position=True,
                             overwrite=stmt.overwrite)
             n = 0 if snap is None else snap.delta_record_count
@@ -266,11 +266,11 @@ class Warehouse:
         if isinstance(stmt, Query):
             df = self.run_query(stmt.sql, stmt.tables)
             return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
+        if isinstance(stmt, Call):
+            raise SqlError(f"Unsupported statement: CALL {stmt.procedure} is read but not run "
+                           "yet; no procedure runs through Warehouse.sql", table=stmt.argument(
+                               "table"), rule="unsupported-statement")
         raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
-
-    def _query_tables(self, sql: str) -> tuple[TableName, ...]:
-        parsed = parse_statement(sql)
-        return parsed.tables if isinstance(parsed, Query) else ()
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""

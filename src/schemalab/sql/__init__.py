@@ -3,10 +3,21 @@
     >>> stmt = parse_statement("ALTER TABLE T ADD COLUMN c STRING NOT NULL AFTER a")
     >>> stmt.name, [change.sql() for change in stmt.changes]
     (TableName(database=None, table='T'), ['ADD COLUMN c STRING NOT NULL AFTER a'])
+    >>> parse_statement("WITH s AS (SELECT * FROM db.S) SELECT * FROM s JOIN T").tables
+    (TableName(database='db', table='S'), TableName(database=None, table='T'))
+
+Statements are read by sqlglot's Spark dialect, extended where Spark and Paimon DDL need
+more (:mod:`schemalab.sql.dialect`); values are built from its trees (:mod:`.ddl`,
+:mod:`.parse`, :mod:`.queries`). Anything that cannot be parsed or is not supported raises
+:class:`schemalab.errors.SqlError`, never another exception.
 """
 
-from schemalab.sql.parser import (
+from schemalab.sql.parse import parse_statement, parse_statements
+from schemalab.sql.queries import rewrite_tables
+from schemalab.sql.split import split_statements
+from schemalab.sql.statements import (
     AlterTable,
+    Call,
     CreateTable,
     DeleteFrom,
     DescribeTable,
@@ -17,14 +28,10 @@ from schemalab.sql.parser import (
     ShowTables,
     Statement,
     TableName,
-    parse_statement,
-    parse_statements,
-    rewrite_tables,
-    split_statements,
 )
 
 __all__ = [
-    "AlterTable", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "Insert", "Query",
-    "RenameTable", "ShowTables", "Statement", "TableName", "parse_statement", "parse_statements",
-    "rewrite_tables", "split_statements",
+    "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "Insert",
+    "Query", "RenameTable", "ShowTables", "Statement", "TableName", "parse_statement",
+    "parse_statements", "rewrite_tables", "split_statements",
 ]

@@ -1,0 +1,159 @@
+"""The statement values that the warehouse runs: one per statement, values only.
+
+DDL carries the change values of :mod:`schemalab.schema.changes`; queries (a SELECT, the
+rows of an INSERT, the condition of a DELETE) stay the Spark SQL text that was written,
+together with the tables they read::
+
+    >>> TableName(None, "T").qualified()
+    'default.T'
+    >>> call = Call("sys.compact", (("table", "db.t"),), "CALL sys.compact(table => 'db.t')")
+    >>> call.argument("TABLE")
+    'db.t'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from schemalab.schema.changes import ColumnSpec, SchemaChange
+from schemalab.types.model import quote_identifier
+
+__all__ = [
+    "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "Insert",
+    "Query", "RenameTable", "ShowTables", "Statement", "TableName",
+]
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A table as a statement names it: ``db.t``, or ``t`` with ``database`` None.
+
+    >>> TableName(None, "T").qualified("lab")
+    'lab.T'
+    >>> TableName("my db", "T").sql()
+    '`my db`.T'
+    """
+
+    database: str | None
+    table: str
+
+    def qualified(self, default_db: str = "default") -> str:
+        """``database.table``, with ``default_db`` for an unqualified name."""
+        return f"{default_db if self.database is None else self.database}.{self.table}"
+
+    def sql(self) -> str:
+        """The name as Spark SQL, backtick-quoted where needed."""
+        parts = (self.table,) if self.database is None else (self.database, self.table)
+        return ".".join(quote_identifier(part) for part in parts)
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    """``CREATE TABLE``. Typed ``PARTITIONED BY`` columns are appended to ``columns``.
+    ``options`` are the TBLPROPERTIES as written (``'primary-key'``/``'partition'`` are
+    left for the schema to fold in), except ``'comment'``, which is the table comment."""
+
+    name: TableName
+    columns: tuple[ColumnSpec, ...]
+    partition_keys: tuple[str, ...]
+    primary_keys: tuple[str, ...]
+    options: dict[str, str]
+    comment: str | None
+    if_not_exists: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class AlterTable:
+    """``ALTER TABLE`` (and ``COMMENT ON``): the changes to apply, in order, as one commit."""
+
+    name: TableName
+    changes: tuple[SchemaChange, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class RenameTable:
+    """``ALTER TABLE .. RENAME TO``. A ``new_name`` without a database keeps the table's
+    database, as Spark's session catalog does."""
+
+    name: TableName
+    new_name: TableName
+    text: str
+
+
+@dataclass(frozen=True)
+class DropTable:
+    name: TableName
+    if_exists: bool
+    text: str
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    database: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class DescribeTable:
+    name: TableName
+    text: str
+
+
+@dataclass(frozen=True)
+class Insert:
+    """``INSERT INTO|OVERWRITE``. ``query`` is Spark SQL that produces the rows on its own
+    (``VALUES (..), (..)`` or a SELECT), matched to ``columns`` (all columns when None)
+    by position. ``query_tables`` are the tables it reads (CTE names excluded), to map with
+    :func:`schemalab.sql.rewrite_tables`; they follow from ``query``, so equality ignores
+    them."""
+
+    name: TableName
+    columns: tuple[str, ...] | None
+    query: str
+    overwrite: bool
+    text: str
+    query_tables: tuple[TableName, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class DeleteFrom:
+    """``DELETE FROM``. ``where`` is the Spark SQL condition as written; None deletes all.
+    ``where_tables`` are the tables that subqueries in ``where`` read."""
+
+    name: TableName
+    where: str | None
+    text: str
+    where_tables: tuple[TableName, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query Spark can run (SELECT, WITH, VALUES, set operations). ``tables`` are the real
+    tables it reads, in order of appearance, without CTE names."""
+
+    sql: str
+    tables: tuple[TableName, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Call:
+    """``CALL procedure(name => value, ..)``, Paimon's Spark procedure syntax, e.g.
+    ``CALL sys.compact(table => 'db.t', order_strategy => 'zorder')``. ``arguments`` are
+    the named arguments in the order written, with their values as text (a string
+    literal's contents, a number or a boolean as written)."""
+
+    procedure: str
+    arguments: tuple[tuple[str, str], ...]
+    text: str
+
+    def argument(self, name: str) -> str | None:
+        """The value of a named argument (names compare case-insensitively), or None."""
+        return next((value for key, value in self.arguments if key.lower() == name.lower()),
+                    None)
+
+
+Statement = (CreateTable | AlterTable | RenameTable | DropTable | ShowTables | DescribeTable
+             | Insert | DeleteFrom | Query | Call)
