@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 import schemalab as sl
-from schemalab.errors import SchemaChangeError, SqlError, TableExistsError, TableNotFoundError
+from schemalab.errors import (
+    SchemaChangeError,
+    SchemaLabError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+)
 
 FLIP_226 = """CREATE TABLE T (a STRING, b STRING, c STRING);
               INSERT INTO T VALUES ('a1', 'b1', 'c1');
@@ -60,6 +66,30 @@ def test_ddl_errors_name_table_and_rule(tmp_path: Path) -> None:
     with pytest.raises(SqlError):
         wh.sql("CREATE VIEW v AS SELECT 1")
     assert [s.id for s in wh.table("t").schemas] == [0]
+
+
+def test_a_failing_statement_says_which_earlier_ones_were_applied(tmp_path: Path) -> None:
+    """Each statement commits on its own: when statement N fails, the ones before it stay,
+    and the error says so (and keeps its class, table, column and rule)."""
+    wh = sl.Warehouse(tmp_path)
+    with pytest.raises(SchemaChangeError) as info:
+        wh.sql("CREATE TABLE U (a INT); ALTER TABLE U ADD COLUMN b INT;\n"
+               "ALTER TABLE U DROP COLUMN nope")
+    e = info.value
+    assert e.message == (
+        "Statement 3 of 3 (ALTER TABLE U DROP COLUMN nope) failed; statements 1, 2 were "
+        "applied and stay: Column nope does not exist in the default.U table.")
+    assert (e.table, e.column, e.rule) == ("default.U", "nope", "column-must-exist")
+    assert [f.name for f in wh.table("U").schema.fields] == ["a", "b"]
+    with pytest.raises(SchemaChangeError, match=r"^Statement 2 of 2 \(ALTER TABLE U RENAME "
+                       r"COLUMN zz TO y\) failed; statement 1 was applied and stays: "):
+        wh.sql("ALTER TABLE U RENAME COLUMN b TO c; ALTER TABLE U RENAME COLUMN zz TO y")
+    with pytest.raises(SchemaLabError, match=r"^Statement 1 of 2 \(ALTER TABLE nope .*\) "
+                       "failed, nothing was applied: Table default.nope does not exist"):
+        wh.sql("ALTER TABLE nope ADD COLUMN b INT; CREATE TABLE V (a INT)")
+    assert not wh.has_table("V")
+    with pytest.raises(SchemaChangeError, match="^Column zz does not exist"):
+        wh.sql("ALTER TABLE U RENAME COLUMN zz TO y")  # one statement: its own message
 
 
 def test_rename_and_drop_table(tmp_path: Path) -> None:

@@ -19,6 +19,16 @@ class SchemaLabError(Exception):
         self.rule = rule
 
 
+def with_message(error: SchemaLabError, message: str) -> SchemaLabError:
+    """A copy of ``error`` (same class, table, column and rule) that says ``message``."""
+    import copy
+
+    out = copy.copy(error)
+    out.message = message
+    out.args = (message,)
+    return out
+
+
 class UnknownTypeError(SchemaLabError, ValueError):
     """A type string or JSON type node that is not a Paimon type."""
 

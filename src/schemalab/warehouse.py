@@ -12,12 +12,18 @@ Spark starts only when data is touched (INSERT, SELECT, reads): DDL runs in plai
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.errors import SqlError, TableExistsError, TableNotFoundError
+from schemalab.errors import (
+    SchemaLabError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+    with_message,
+)
 from schemalab.paimon import paths
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
@@ -211,66 +217,88 @@ class Warehouse:
         return None
 
     def execute_sql(self, text: str) -> list[StatementResult]:
+        """Run every statement of ``text`` in order. When one fails, the error says which
+        statements before it were applied (they stay applied: each is its own commit)."""
         statements = parse_statements(text)
-        return [self.execute(s) for s in statements]
+        results: list[StatementResult] = []
+        for number, stmt in enumerate(statements, start=1):
+            try:
+                results.append(self.execute(stmt))
+            except SchemaLabError as e:
+                if len(statements) == 1:
+                    raise
+                raise with_message(e, _partly_applied(e.message, number, statements)) from e
+        return results
 
     def execute(self, stmt: Statement) -> StatementResult:
-        if isinstance(stmt, CreateTable):
-            existed = self.has_table(stmt.name)
-            t = self.create_table(stmt.name, stmt.columns, partition_keys=stmt.partition_keys,
-                                  primary_keys=stmt.primary_keys, options=dict(stmt.options),
-                                  comment=stmt.comment, if_not_exists=stmt.if_not_exists)
-            msg = (f"Table {t.name} already exists." if existed
-                   else f"Created {t.name} (schema 0).")
-            return StatementResult(stmt.text, msg)
-        if isinstance(stmt, AlterTable):
-            t = self.table(stmt.name)
-            new = t.alter(*stmt.changes)
-            return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
-        if isinstance(stmt, RenameTable):
-            t = self.rename_table(stmt.name, stmt.new_name)
-            return StatementResult(stmt.text, f"Renamed to {t.name}.")
-        if isinstance(stmt, DropTable):
-            dropped = self.drop_table(stmt.name, if_exists=stmt.if_exists)
-            return StatementResult(stmt.text, "Dropped." if dropped else "No such table.")
-        if isinstance(stmt, ShowTables):
-            rows = [tuple(n.split(".", 1)) for n in self.list_tables(stmt.database)]
-            return StatementResult(stmt.text, columns=["namespace", "tableName"], rows=rows,
-                                   row_schema="namespace STRING, tableName STRING")
-        if isinstance(stmt, DescribeTable):
-            t = self.table(stmt.name)
-            described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
-                                                for f in t.schema.fields]
-            return StatementResult(
-                stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
-                rows=described,
-                row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
-        if isinstance(stmt, Insert):
-            t = self.table(stmt.name)
-            df = self.run_query(stmt.query, stmt.query_tables)
-            snap = t.insert(df, columns=stmt.columns, by_position=True,
-                            overwrite=stmt.overwrite)
-            n = 0 if snap is None else snap.delta_record_count
-            where = "" if snap is None else f" as snapshot {snap.id}"
-            return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
-        if isinstance(stmt, DeleteFrom):
-            t = self.table(stmt.name)
-            if stmt.where is not None and t.schema.primary_keys:
-                # through run_query, so the condition's subqueries see our tables too
-                query = f"SELECT * FROM {stmt.name.sql()} WHERE {stmt.where}"
-                snap = t.delete_rows(self.run_query(query, (stmt.name, *stmt.where_tables)))
-            else:
-                snap = t.delete_where(stmt.where)
-            return StatementResult(stmt.text, f"Deleted from {t.name}"
-                                   + ("" if snap is None else f" as snapshot {snap.id}") + ".")
-        if isinstance(stmt, Query):
-            df = self.run_query(stmt.sql, stmt.tables)
-            return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
-        if isinstance(stmt, Call):
-            raise SqlError(f"Unsupported statement: CALL {stmt.procedure} is read but not run "
-                           "yet; no procedure runs through Warehouse.sql", table=stmt.argument(
-                               "table"), rule="unsupported-statement")
-        raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
+        """Run one statement value."""
+        handler = _HANDLERS.get(type(stmt))
+        if handler is None:
+            raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
+        return handler(self, stmt)
+
+    def _create(self, stmt: CreateTable) -> StatementResult:
+        existed = self.has_table(stmt.name)
+        t = self.create_table(stmt.name, stmt.columns, partition_keys=stmt.partition_keys,
+                              primary_keys=stmt.primary_keys, options=dict(stmt.options),
+                              comment=stmt.comment, if_not_exists=stmt.if_not_exists)
+        msg = f"Table {t.name} already exists." if existed else f"Created {t.name} (schema 0)."
+        return StatementResult(stmt.text, msg)
+
+    def _alter(self, stmt: AlterTable) -> StatementResult:
+        t = self.table(stmt.name)
+        new = t.alter(*stmt.changes)
+        return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
+
+    def _rename(self, stmt: RenameTable) -> StatementResult:
+        t = self.rename_table(stmt.name, stmt.new_name)
+        return StatementResult(stmt.text, f"Renamed to {t.name}.")
+
+    def _drop(self, stmt: DropTable) -> StatementResult:
+        dropped = self.drop_table(stmt.name, if_exists=stmt.if_exists)
+        return StatementResult(stmt.text, "Dropped." if dropped else "No such table.")
+
+    def _show(self, stmt: ShowTables) -> StatementResult:
+        rows = [tuple(n.split(".", 1)) for n in self.list_tables(stmt.database)]
+        return StatementResult(stmt.text, columns=["namespace", "tableName"], rows=rows,
+                               row_schema="namespace STRING, tableName STRING")
+
+    def _describe(self, stmt: DescribeTable) -> StatementResult:
+        t = self.table(stmt.name)
+        described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
+                                            for f in t.schema.fields]
+        return StatementResult(
+            stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
+            rows=described,
+            row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
+
+    def _insert(self, stmt: Insert) -> StatementResult:
+        t = self.table(stmt.name)
+        df = self.run_query(stmt.query, stmt.query_tables)
+        snap = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
+        n = 0 if snap is None else snap.delta_record_count
+        where = "" if snap is None else f" as snapshot {snap.id}"
+        return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
+
+    def _delete(self, stmt: DeleteFrom) -> StatementResult:
+        t = self.table(stmt.name)
+        if stmt.where is not None and t.schema.primary_keys:
+            # through run_query, so the condition's subqueries see our tables too
+            query = f"SELECT * FROM {stmt.name.sql()} WHERE {stmt.where}"
+            snap = t.delete_rows(self.run_query(query, (stmt.name, *stmt.where_tables)))
+        else:
+            snap = t.delete_where(stmt.where)
+        return StatementResult(stmt.text, f"Deleted from {t.name}"
+                               + ("" if snap is None else f" as snapshot {snap.id}") + ".")
+
+    def _query(self, stmt: Query) -> StatementResult:
+        df = self.run_query(stmt.sql, stmt.tables)
+        return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
+
+    def _call(self, stmt: Call) -> StatementResult:
+        raise SqlError(f"Unsupported statement: CALL {stmt.procedure} is read but not run "
+                       "yet; no procedure runs through Warehouse.sql",
+                       table=stmt.argument("table"), rule="unsupported-statement")
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
@@ -290,3 +318,28 @@ def _view_name(db: str, table: str) -> str:
 
     digest = hashlib.sha1(f"{db}\x00{table}".encode()).hexdigest()[:12]
     return f"__sl_{digest}"
+
+
+#: the handler of each statement kind
+_HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
+    CreateTable: Warehouse._create, AlterTable: Warehouse._alter,
+    RenameTable: Warehouse._rename, DropTable: Warehouse._drop, ShowTables: Warehouse._show,
+    DescribeTable: Warehouse._describe, Insert: Warehouse._insert,
+    DeleteFrom: Warehouse._delete, Query: Warehouse._query, Call: Warehouse._call,
+}
+
+
+def _statement_head(stmt: Statement) -> str:
+    text = " ".join(stmt.text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _partly_applied(message: str, number: int, statements: Sequence[Statement]) -> str:
+    """``message`` of statement ``number``'s error, saying which statements ran before it."""
+    where = f"Statement {number} of {len(statements)} ({_statement_head(statements[number - 1])})"
+    if number == 1:
+        return f"{where} failed, nothing was applied: {message}"
+    done = ", ".join(str(i) for i in range(1, number))
+    applied = (f"statement {done} was applied and stays" if number == 2
+               else f"statements {done} were applied and stay")
+    return f"{where} failed; {applied}: {message}"
