@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-spark test-browser notebooks check-java lint clean
+.PHONY: lab test test-fast test-spark test-browser test-install notebooks check-java lint clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -67,6 +67,16 @@ notebooks: check-java $(STAMP)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
 	  $(NB)
+
+# A plain `pip install .` (runtime dependencies only, no extras) in a fresh venv runs the
+# FLIP-226 example and a primary-key table: the dependency list alone makes a working install.
+INSTALL_VENV ?= /tmp/schemalab-install-check
+test-install: check-java
+	rm -rf $(INSTALL_VENV)
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  $$PYBIN -m venv $(INSTALL_VENV)
+	$(INSTALL_VENV)/bin/python -m pip install --quiet .
+	cd /tmp && $(INSTALL_VENV)/bin/python $(CURDIR)/tests/packaging/check_install.py
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q tests -m "not spark"
