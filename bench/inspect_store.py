@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
               f"load {os.getloadavg()[0]:.2f}")
         for flags in ((), ("--json",)):
             times: dict[str, list[float]] = {"local disk": [], "S3 (moto, loopback)": []}
-            for where, path in (("local disk", local), ("S3 (moto, loopback)", remote)):
+            for path in (local, remote):
                 _inspect(path, *flags)  # warm-up: imports, the store's client
             for _ in range(args.runs):
                 for where, path in (("local disk", local), ("S3 (moto, loopback)", remote)):
