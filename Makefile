@@ -121,3 +121,13 @@ executor-venv: $(EXEC_STAMP)
 test-cluster: check-java $(STAMP) $(EXEC_STAMP)
 	SCHEMALAB_CLUSTER=1 SCHEMALAB_EXECUTOR_PYTHON=$(abspath $(EXEC_VENV))/bin/python \
 	  $(PY) -m pytest -q -m cluster tests/test_where_tables_live.py
+
+# The benchmarks' optional third reader: pypaimon-rust (Rust + DataFusion) in its own venv.
+BENCH_RUST_VENV := .venv-bench-rust
+$(BENCH_RUST_VENV)/.installed:
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  test -x $(BENCH_RUST_VENV)/bin/python || $$PYBIN -m venv $(BENCH_RUST_VENV)
+	$(BENCH_RUST_VENV)/bin/python -m pip install --quiet "pypaimon-rust==0.4.0" "pyarrow>=16"
+	@touch $@
+.PHONY: $(BENCH_RUST_VENV)
+$(BENCH_RUST_VENV): $(BENCH_RUST_VENV)/.installed
