@@ -336,16 +336,6 @@ def open_input(path: str) -> Any:
     return store.fs.open_input_file(p)
 
 
-def arrow_filesystem(path: str) -> tuple[Any, str]:
-    """``(pyarrow file system, path in it)`` for pyarrow readers that take both."""
-    if is_local(path):
-        from pyarrow import fs as pafs
-
-        return pafs.LocalFileSystem(), path
-    store, p = _store(path)
-    return store.fs, p
-
-
 # --------------------------------------------------------------------------------------------
 # Writing
 # --------------------------------------------------------------------------------------------
@@ -409,21 +399,6 @@ def write_replace(path: str, data: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-def write_file(path: str, data: bytes | str) -> None:
-    """Write a file that has a fresh, unique name (manifests, index files): no other writer
-    can want the same name, so it is written plainly."""
-    payload = _payload(data)
-    if is_local(path):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(path, "wb") as fh:
-            fh.write(payload)
-        return
-    check_writable(path)
-    store, p = _store(path)
-    with store.fs.open_output_stream(p) as fh:
-        fh.write(payload)
 
 
 def makedirs(path: str) -> None:
