@@ -111,23 +111,6 @@ XFAIL: dict[str, dict[str, str]] = {
         "6188069369698949145": NAME_MAPPING,  # after-add-files
         "5038355133580601140": NAME_MAPPING,  # add_files, then a Spark INSERT
     },
-    # Java omits the field for snapshots made before the upgrade; opening the table fails
-    "m04_upgrade_v1_to_v2_only": {
-        "history": UPGRADE_V1_V2,
-        "current": UPGRADE_V1_V2,
-        "8204949171426663193": UPGRADE_V1_V2,
-    },
-    "t36_v1_upgraded_to_v2": {
-        "history": UPGRADE_V1_V2,
-        "current": UPGRADE_V1_V2,
-        "3003200761271506101": UPGRADE_V1_V2,
-        "5318532178559718733": UPGRADE_V1_V2,
-    },
-    "m05_upgrade_v2_to_v3_only": {
-        "history": UPGRADE_V2_V3,
-        "current": UPGRADE_V2_V3,
-        "370342159790270075": UPGRADE_V2_V3,
-    },
 }
 
 #: cases the Java fixture does not hold, built from one of its tables by editing metadata and
