@@ -146,7 +146,6 @@ def test_rowkind_field(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     assert assert_equal_every_snapshot(j, w, "t", spark) == 3
 
 
-@issue12("primary-key tables with deletion vectors are refused")
 def test_primary_key_deletion_vectors(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", PK, primary_keys=["id"],
@@ -164,7 +163,6 @@ def test_primary_key_deletion_vectors(java_paimon: JavaPaimon, w: Path, spark: A
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("append table with deletion vectors: deleted rows are returned, silently")
 def test_append_table_deletion_vectors(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     """Deletes made as paimon-spark's DELETE makes them on an append table
     (AppendDeletionFileMaintainer: one DV index file per commit, a COMPACT snapshot that
@@ -198,7 +196,6 @@ def test_dynamic_bucket_primary_key(java_paimon: JavaPaimon, w: Path, spark: Any
 
 
 @pytest.mark.parametrize("fmt", ["orc", "avro"])
-@issue12("ORC and Avro data files: 'unreadable Parquet footer'")
 def test_orc_and_avro_data_files(java_paimon: JavaPaimon, w: Path, spark: Any,
                                  fmt: str) -> None:
     j = java_paimon
@@ -213,7 +210,6 @@ def test_orc_and_avro_data_files(java_paimon: JavaPaimon, w: Path, spark: Any,
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("ORC data files in a primary-key table")
 def test_orc_primary_key(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", PK, primary_keys=["id"], options={"bucket": "1", "file.format": "orc"})
