@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
+from schemalab.errors import CorruptFileError, UnsupportedVersionError
 from schemalab.history.lineage import compute_lineage
 from schemalab.iceberg.history import iceberg_history
 from schemalab.iceberg.locate import is_iceberg_table, metadata_version
@@ -669,33 +669,6 @@ def test_empty_table(warehouse: Path, spark: Any) -> None:
     assert t.current_snapshot is None and t.history().snapshots == ()
     df = t.read()
     assert df.columns == ["id"] and df.count() == 0
-
-
-def test_delete_files_are_refused(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """pyiceberg writes copy-on-write deletes only; fake one live position-delete manifest."""
-    from dataclasses import replace
-
-    t = _table(warehouse, "orders")
-    real = t.manifest_files
-
-    def with_deletes(snap: Any) -> list[Any]:
-        files = real(snap)
-        live = next(f for f in files if f.added_files)
-        return [*files, replace(live, content=1)]
-
-    monkeypatch.setattr(t, "manifest_files", with_deletes)
-    monkeypatch.setattr(t, "manifest", lambda mf: _as_delete(IcebergTable.manifest(t, mf), mf))
-    with pytest.raises(SchemaLabError, match=r"has 1 position deletes file\(s\)"):
-        t.data_files()
-
-
-def _as_delete(m: Any, mf: Any) -> Any:
-    from dataclasses import replace
-
-    if mf.content != 1:
-        return m
-    entries = tuple(replace(e, content=1, status=1) for e in m.entries if e.live)[:1]
-    return replace(m, file=mf, entries=entries)
 
 
 def test_explain_read(warehouse: Path) -> None:

@@ -209,31 +209,29 @@ class IcebergTable:
         return self._manifest_cache[mf.path]
 
     def data_files(self, snapshot_id: int | None = None) -> list[IcebergDataFile]:
-        """The live data files of a snapshot (default: the current one). Refuses a snapshot
-        with live position/equality delete files: reading them is not implemented."""
+        """The live data files of a snapshot (default: the current one)."""
+        return self.live_files(snapshot_id)[0]
+
+    def delete_files(self, snapshot_id: int | None = None) -> list[IcebergDataFile]:
+        """The live delete files of a snapshot (default: the current one): position and
+        equality delete files, and deletion vectors (Puffin)."""
+        return self.live_files(snapshot_id)[1]
+
+    def live_files(self, snapshot_id: int | None = None
+                   ) -> tuple[list[IcebergDataFile], list[IcebergDataFile]]:
+        """(data files, delete files) live at a snapshot (default: the current one)."""
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.current_snapshot
         if snap is None:
-            return []
-        out: list[IcebergDataFile] = []
-        deletes: dict[int, int] = {}
+            return [], []
+        data: list[IcebergDataFile] = []
+        deletes: list[IcebergDataFile] = []
         for mf in self.manifest_files(snap):
             for e in self.manifest(mf).entries:
                 if not e.live:
                     continue
-                if mf.content != 0 or e.content != 0:
-                    deletes[e.content or 1] = deletes.get(e.content or 1, 0) + 1
-                    continue
-                out.append(IcebergDataFile(e.file_path, self.resolve(e.file_path), e, mf))
-        if deletes:
-            what = " and ".join(f"{n} {CONTENT.get(c, 'delete')} file(s)"
-                                for c, n in sorted(deletes.items()))
-            raise SchemaLabError(
-                f"Table {self.name} snapshot {snap.snapshot_id} has {what} (merge-on-read "
-                "deletes). schemalab reads only tables without delete files; rewrite the "
-                "affected data files (e.g. Spark's rewrite_data_files / rewrite_position_"
-                "delete_files procedures) and read the new snapshot.", table=self.name,
-                rule="iceberg-delete-files")
-        return out
+                f = IcebergDataFile(e.file_path, self.resolve(e.file_path), e, mf)
+                (deletes if mf.content != 0 or e.content != 0 else data).append(f)
+        return data, deletes
 
     def snapshot_tree(self, snapshot_id: int) -> SnapshotNode:
         """IcebergSnapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
@@ -342,8 +340,8 @@ class IcebergTable:
         target = self.target_schema(snap, schema)
         if snap is None:
             return plan_iceberg_read(self, target, [], None)
-        return plan_iceberg_read(self, target, self.data_files(snap.snapshot_id),
-                                 snap.snapshot_id)
+        data, deletes = self.live_files(snap.snapshot_id)
+        return plan_iceberg_read(self, target, data, snap.snapshot_id, deletes=deletes)
 
     def explain_read(self, snapshot_id: int | None = None,
                      schema: SchemaChoice = None) -> ReadExplanation:
