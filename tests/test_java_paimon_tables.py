@@ -25,6 +25,9 @@ from oracles.java_paimon import (
     update_column_type,
 )
 
+import schemalab as sl
+from schemalab.paimon.index import read_deletion_vector
+
 # The session fixture `java_paimon` (one Java Paimon worker for the whole run).
 pytest_plugins = ["oracles.fixtures"]
 pytestmark = pytest.mark.spark
@@ -286,3 +289,10 @@ def test_deletion_vector_index_file_layout(java_paimon: JavaPaimon, w: Path) -> 
     cookie, n, key, card_minus_1, offset = struct.unpack("<iiHHi", dv[4:20])
     assert (cookie, n, key, card_minus_1, offset) == (12346, 1, 0, 1, 16)
     assert struct.unpack("<HH", dv[20:24]) == (1, 3)
+    # schemalab's decoder, through the table's own index manifest
+    path = str(table_dir(w, "t") / "index" / entry["_FILE_NAME"])
+    assert read_deletion_vector(path, rng["f1"], rng["f2"]).tolist() == [1, 3]
+    t = sl.open_table(str(table_dir(w, "t")))
+    (f,) = t.data_files(t.latest_snapshot)
+    (dv_ref,) = f.deletes
+    assert (dv_ref.kind, dv_ref.source, dv_ref.load().tolist()) == ("deletion vector", path, [1, 3])
