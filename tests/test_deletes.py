@@ -285,3 +285,68 @@ def test_a_copied_table_reads_its_deletes(t25: Path, tmp_path: Path, spark: Any)
     shutil.rmtree(t25)
     rows = sl.open_table(moved).read(snapshot_id=2235073523957983227).collect()
     assert sorted(r.id for r in rows) == [1, 3]
+
+
+# --------------------------------------------------------------------------------------------
+# Explanations and trees
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def iceberg_tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("iceberg")
+    wanted = ("db/t12_", "db/t14_", "db/t25_")
+    with tarfile.open(ICEBERG / "iceberg-java-1.10.2-tables.tar.gz") as tar:
+        tar.extractall(root, members=[m for m in tar.getmembers()
+                                      if m.name.startswith(wanted)], filter="data")
+    return root / "db"
+
+
+def test_explain_position_deletes(iceberg_tables: Path) -> None:
+    t = sl.open_table(iceberg_tables / "t12_mor_delete_update_merge")
+    texts = [d.text for d in t.explain_read(943673026140660553).deletes]
+    assert texts == [
+        "3 rows of 00000-267-dae4fb09-ca41-487a-9c4b-3496f55426ac-0-00001.parquet removed by "
+        "position delete file 00000-279-783b1f4a-d3a2-4ddd-b057-e3739a68844d-00001-deletes."
+        "parquet (sequence 4 ≥ data sequence 1)",
+        "1 row of 00001-268-dae4fb09-ca41-487a-9c4b-3496f55426ac-0-00001.parquet removed by "
+        "position delete file 00000-282-01b972db-05b7-48b9-a71c-36c23c42c4ef-00001-deletes."
+        "parquet (sequence 5 ≥ data sequence 1)"]
+    # after rewrite_data_files the delete file names a data file that is gone: no row of
+    # the new file is deleted, and the explanation says why
+    (d,) = t.explain_read(3067932803638446208).deletes
+    assert (d.rows, d.kind) == (0, "position delete file")
+    assert "which is not live in this snapshot" in d.text
+
+
+def test_explain_deletion_vectors_and_equality_deletes(iceberg_tables: Path) -> None:
+    t = sl.open_table(iceberg_tables / "t14_v3_deletion_vectors")
+    (d,) = t.explain_read(2763286514262031199).deletes
+    assert (d.kind, d.rows) == ("deletion vector", 2)
+    assert d.text.startswith("2 rows of 00000-342-") and "removed by deletion vector in " \
+        "00000-348-aa5dddb6-fbc9-49a9-96df-2beccde942cd-00001-deletes.puffin" in d.text
+    t = sl.open_table(iceberg_tables / "t25_equality_deletes")
+    ex = t.explain_read()
+    removed = [d for d in ex.deletes if d.rows is None]
+    kept = [d for d in ex.deletes if d.rows == 0]
+    assert len(removed) == 2 and all(
+        "whose (id) equal one of the 1 rows of equality delete file eq-delete-id2.parquet "
+        "removed (sequence 2 > data sequence 1)" in d.text for d in removed)
+    (k,) = kept  # the re-insert of id 2 is newer than the delete
+    assert "kept whatever their (id): written after equality delete file eq-delete-id2." \
+        "parquet (sequence 2 ≤ data sequence 3)" in k.text
+    assert "deletes\n  rows of " in ex.text() and "<li>rows of " in ex._repr_html_()
+
+
+def test_trees_show_delete_files_and_what_row_counts_count(iceberg_tables: Path) -> None:
+    t = sl.open_table(iceberg_tables / "t14_v3_deletion_vectors")
+    h = t.history()
+    tree = h.tree(4844337106309000500)
+    dvs = [f for ml in tree.lists for m in ml.manifests for f in m.files
+           if f.kind.endswith("deletion vector")]
+    assert {(f.kind, f.row_count) for f in dvs} == {("ADDED deletion vector", 1),
+                                                    ("ADDED deletion vector", 2)}
+    assert all(f.target is not None and f.target.endswith(".parquet") for f in dvs)
+    assert tree.record_count == 7
+    assert tree.record_count_text == ("total-records: rows in the data files, before deletes "
+                                      "(3 rows deleted by position not subtracted)")

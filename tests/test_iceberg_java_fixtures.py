@@ -180,7 +180,7 @@ def test_read_matches_iceberg(name: str, label: str, open_table: Callable[[str],
 
 def _live_files(tree: Any) -> list[tuple[int, str, int]]:
     """(content, path, records) of every live file (data and delete) of a snapshot tree."""
-    content = {"position deletes": 1, "equality deletes": 2}
+    content = {"position deletes": 1, "deletion vector": 1, "equality deletes": 2}
     out = []
     for ml in tree.lists:
         for m in ml.manifests:

@@ -164,6 +164,17 @@ def test_primary_key_deletion_vectors(java_paimon: JavaPaimon, w: Path, spark: A
     assert java_read(j, w, "t")["rows"] == [[0, "a0", 0, None], [1, "upd", 10, None],
                                             [4, "a4", 4, None]]
     assert_equal_every_snapshot(j, w, "t", spark)
+    # why: the first file's replaced and deleted rows are in its deletion vector; at an
+    # APPEND snapshot the new level-0 file is not read yet
+    t = sl.open_table(str(table_dir(w, "t")))
+    ex = t.explain_read()
+    assert ex.merge is not None and "deletion-vector mode" in ex.merge
+    (dv,) = ex.deletes
+    assert (dv.kind, dv.rows) == ("deletion vector", 3)
+    assert dv.text.startswith("3 rows of data-") and " removed by deletion vector in index-" \
+        in dv.text
+    skipped = [d for d in t.explain_read(5).deletes if d.kind == "not read"]
+    assert len(skipped) == 1 and "a level-0 file of a deletion-vector table" in skipped[0].text
 
 
 def test_append_table_deletion_vectors(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
@@ -181,6 +192,17 @@ def test_append_table_deletion_vectors(java_paimon: JavaPaimon, w: Path, spark: 
     assert kinds(j, w, "t") == ["APPEND", "COMPACT", "APPEND", "COMPACT"]
     assert java_read(j, w, "t")["rows"] == [[0, "v0"], [10, "x"], [2, "v2"], [5, "v5"]]
     assert_equal_every_snapshot(j, w, "t", spark)
+    # the tree shows the index manifest with its deletion-vector file, and each data file
+    # with the rows its vector deletes
+    h = sl.open_table(str(table_dir(w, "t"))).history()
+    tree = h.tree(4)
+    (index,) = [ml for ml in tree.lists if ml.kind == "index"]
+    (dv_file,) = index.manifests[0].files
+    assert dv_file.kind == "ADD deletion vectors" and dv_file.path.startswith("index/index-")
+    assert dv_file.row_count == 2  # data files covered
+    assert sorted((f.row_count, f.deleted_rows) for f in tree.live_files) == [(2, 1), (6, 3)]
+    assert {f.deleted_by for f in tree.live_files} == {dv_file.path.removeprefix("index/")}
+    assert "before merges and deletion vectors" in (tree.record_count_text or "")
 
 
 def test_dynamic_bucket_primary_key(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
@@ -196,6 +218,12 @@ def test_dynamic_bucket_primary_key(java_paimon: JavaPaimon, w: Path, spark: Any
     j.write(w, "t", [["x", 2, None, 2], ["x", 3, None, None]], row_kinds=["+I", "-D"])
     assert len(list((table_dir(w, "t") / "p=x").glob("bucket-*"))) == 3
     assert assert_equal_every_snapshot(j, w, "t", spark) == 3
+    # the tree shows the hash index: one file per partition and bucket, a hash per key
+    h = sl.open_table(str(table_dir(w, "t"))).history()
+    (index,) = [ml for ml in h.tree(1).lists if ml.kind == "index"]
+    hashes = sorted((tuple(f.partition.values()), f.bucket, f.row_count)
+                    for f in index.manifests[0].files if f.kind == "ADD hash index")
+    assert hashes == [(("x",), 0, 3), (("x",), 1, 3), (("x",), 2, 1), (("y",), 0, 1)]
 
 
 @pytest.mark.parametrize("fmt", ["orc", "avro"])

@@ -240,11 +240,11 @@ class Table:
             # merges nothing; level-0 files are not visible until compacted (Java's
             # KeyValueFileStoreScan level filter, MergeTreeSplitGenerator raw splits).
             dv_mode = options.get("deletion-vectors.enabled", "false").lower() == "true"
-            if dv_mode:
-                files = [f for f in files if f.level > 0]
-        return plan_read(self.name, target, files, lambda f: self.schema_at(f.schema_id), mode,
+        skipped = [f for f in files if dv_mode and f.level == 0]
+        return plan_read(self.name, target, [f for f in files if not dv_mode or f.level > 0],
+                         lambda f: self.schema_at(f.schema_id), mode,
                          snapshot_id=None if snap is None else snap.id, merge_engine=merge,
-                         deletion_vectors=dv_mode)
+                         deletion_vectors=dv_mode, skipped=skipped)
 
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots

@@ -53,6 +53,8 @@ StoredAs = Literal["timestamp-nanos", "time-millis"]
 FileFormat = Literal["parquet", "orc", "avro"]
 #: how rows of a data file are deleted by position
 DeleteKind = Literal["deletion vector", "position delete file"]
+#: why a live delete file removes nothing of a read (see IgnoredDelete)
+IgnoreReason = Literal["not-live", "newer-data", "deletion-vector", "no-older-data"]
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,10 @@ class ReadPlan:
     equality_deletes: tuple[EqualityDeletes, ...] = ()
     #: fields read beside the target only to apply equality deletes (named ``__sl_eq_<id>``)
     extra: tuple[DataField, ...] = ()
+    #: live files the read leaves out (Paimon's level-0 files in deletion-vector mode)
+    skipped: tuple[DataFile, ...] = ()
+    #: live delete files the read does not apply, and why (for explanations)
+    ignored_deletes: tuple[IgnoredDelete, ...] = ()
 
     @property
     def files(self) -> list[DataFile]:
@@ -201,6 +207,21 @@ class EqualityDeletes:
                 and (self.scope is None or self.scope == f.delete_scope))
 
 
+@dataclass(frozen=True)
+class IgnoredDelete:
+    """A live delete file that removes no row of the read, and why: the data file it names
+    is not live (``not-live``), was written after it (``newer-data``), has a deletion vector
+    that supersedes it (``deletion-vector``); an equality delete no older data file meets
+    (``no-older-data``)."""
+
+    kind: str
+    source: str
+    sequence_number: int | None
+    reason: IgnoreReason
+    data_file: str | None = None
+    data_sequence_number: int | None = None
+
+
 def extra_name(field_id: int) -> str:
     """The column an equality delete's field is read into, on both sides."""
     return f"__sl_eq_{field_id}"
@@ -218,7 +239,8 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
               snapshot_id: int | None = None, format: str = "paimon",
               merge_engine: str | None = None, deletion_vectors: bool = False,
               equality_deletes: Sequence[EqualityDeletes] = (),
-              extra: Sequence[DataField] = ()) -> ReadPlan:
+              extra: Sequence[DataField] = (), skipped: Sequence[DataFile] = (),
+              ignored_deletes: Sequence[IgnoredDelete] = ()) -> ReadPlan:
     """Group ``files`` by the projection they need onto ``target``. ``source_of(file)`` is
     the schema the file's columns are named and typed by (ids are the table's);
     ``constant_of(file, field)`` fills a field the file lacks; ``defaults`` are nested
@@ -278,7 +300,8 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
                   info[k][0][n_target:])
         for k, fs in groups.items())
     return ReadPlan(table, target, mode, plan_groups, snapshot_id, schemas, format,
-                    merge_engine, deletion_vectors, tuple(equality_deletes), tuple(extra))
+                    merge_engine, deletion_vectors, tuple(equality_deletes), tuple(extra),
+                    tuple(skipped), tuple(ignored_deletes))
 
 
 def _column_read(target: DataField, source: DataField | None, constant: Constant | None,

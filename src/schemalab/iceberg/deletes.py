@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab import fileio
-from schemalab.engine.plan import PositionDeletes
+from schemalab.engine.plan import IgnoredDelete, IgnoreReason, PositionDeletes
 from schemalab.engine.roaring import RoaringError, read_bitmap64
 from schemalab.errors import CorruptFileError, SchemaLabError
 from schemalab.iceberg.manifests import IcebergManifestEntry
@@ -130,9 +130,40 @@ class DeleteIndex:
             if _seq(d.entry) >= seq and scope(d.entry) == part:
                 out.append(PositionDeletes(
                     "position delete file", d.path, None, _seq(d.entry),
-                    functools.partial(_file_positions, d.path, d.entry.file_format,
+                    functools.partial(file_positions, d.path, d.entry.file_format,
                                       df.entry.file_path)))
         return tuple(out)
+
+    def ignored(self, data: Sequence[IcebergDataFile]) -> list[IgnoredDelete]:
+        """The delete files that name one data file and delete nothing of it in this read,
+        and the equality delete files no data file is old enough for: the rows they seem
+        to delete are present, and explanations say why."""
+        by_path = {d.entry.file_path: d for d in data}
+        out = []
+        for target, group in (*self.vectors.items(), *self.positions.items()):
+            if not target:
+                continue
+            df = by_path.get(target)
+            for d in group:
+                kind = "deletion vector" if is_deletion_vector(d.entry) else \
+                    "position delete file"
+                seq = _seq(d.entry)
+                reason: IgnoreReason
+                if df is None:
+                    reason = "not-live"
+                elif _seq(df.entry) > seq:
+                    reason = "newer-data"
+                elif kind == "position delete file" and any(
+                        _seq(v.entry) >= _seq(df.entry) for v in self.vectors.get(target, ())):
+                    reason = "deletion-vector"
+                else:
+                    continue
+                out.append(IgnoredDelete(kind, d.path, seq, reason, target,
+                                         None if df is None else _seq(df.entry)))
+        applying = {e.path for e in self.equality_for(data)}
+        out.extend(IgnoredDelete("equality delete file", e.path, _seq(e.entry), "no-older-data")
+                   for e in self.equality if e.path not in applying)
+        return out
 
     def equality_for(self, data: Sequence[IcebergDataFile]) -> list[IcebergDataFile]:
         """The equality delete files that apply to at least one of ``data``."""
@@ -231,15 +262,21 @@ def _position_file(path: str, fmt: str) -> dict[str, npt.NDArray[np.int64]]:
                                    ) from None
     if table["file_path"].null_count or table["pos"].null_count:
         raise CorruptFileError(path, "position delete file has NULL file_path or pos")
-    paths = table["file_path"].to_numpy(zero_copy_only=False)
+    import pyarrow.compute as pc
+
+    paths = pc.dictionary_encode(table["file_path"]).combine_chunks()
+    idx = paths.indices.to_numpy()
     pos = table["pos"].to_numpy().astype(np.int64)
-    out: dict[str, npt.NDArray[np.int64]] = {}
-    for p in np.unique(paths):
-        out[str(p)] = np.sort(pos[paths == p])
-    return out
+    order = np.lexsort((pos, idx))
+    idx, pos = idx[order], pos[order]
+    bounds = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1], True])
+    names = paths.dictionary.to_pylist()
+    return {str(names[idx[b]]): pos[b:e] for b, e in zip(bounds[:-1], bounds[1:], strict=True)}
 
 
-def _file_positions(path: str, fmt: str, data_file: str) -> npt.NDArray[np.int64]:
+def file_positions(path: str, fmt: str, data_file: str) -> npt.NDArray[np.int64]:
+    """The positions position delete file ``path`` deletes from ``data_file`` (its path as
+    the metadata writes it), sorted; the file is read once for all its data files."""
     import numpy as np
 
     return _position_file(path, fmt).get(data_file, np.zeros(0, np.int64))

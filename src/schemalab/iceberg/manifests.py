@@ -80,6 +80,14 @@ class IcebergManifestEntry:
         return STATUS.get(self.status, str(self.status))
 
     @property
+    def content_name(self) -> str:
+        """``data``, ``position deletes``, ``equality deletes`` or ``deletion vector`` (a
+        v3 position delete held in a Puffin file)."""
+        if self.content == 1 and self.file_format == "puffin":
+            return "deletion vector"
+        return CONTENT.get(self.content, str(self.content))
+
+    @property
     def live(self) -> bool:
         return self.status != 2
 

@@ -121,7 +121,8 @@ def plan_iceberg_read(table: IcebergTable, target: IcebergSchema,
     return plan_read(table.name, target_schema(target), data_files, source_of,
                      CastMode.EXPLICIT, constant_of=constant_of,
                      defaults=dict(_nested_defaults(target.fields)), snapshot_id=snapshot_id,
-                     format="iceberg", equality_deletes=eq_deletes, extra=extra)
+                     format="iceberg", equality_deletes=eq_deletes, extra=extra,
+                     ignored_deletes=index.ignored(files))
 
 
 def _format(df: IcebergDataFile) -> FileFormat:

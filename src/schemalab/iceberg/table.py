@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from schemalab.history.snapshots import (
     ManifestNode,
     SnapshotNode,
 )
+from schemalab.iceberg.deletes import referenced_file
 from schemalab.iceberg.history import (
     MetadataInfo,
     iceberg_history,
@@ -31,7 +33,6 @@ from schemalab.iceberg.history import (
 )
 from schemalab.iceberg.locate import find_current_metadata
 from schemalab.iceberg.manifests import (
-    CONTENT,
     IcebergManifest,
     IcebergManifestEntry,
     IcebergManifestFile,
@@ -258,9 +259,7 @@ class IcebergTable:
         else:
             lists = (ManifestListNode("manifests", "(listed in the metadata file)",
                                       tuple(manifests)),)
-        base = snapshot_node(self, snap)
-        return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
-                            base.kind, base.record_count, lists, tuple(live), base.summary)
+        return dataclasses.replace(snapshot_node(self, snap), lists=lists, live_files=tuple(live))
 
     def written_schema_id(self, e: IcebergManifestEntry, manifest_schema_id: int | None = None
                           ) -> int:
@@ -287,11 +286,13 @@ class IcebergTable:
             stats[name] = (None if lo is None or t is None else decode_bound(lo, t),
                            None if hi is None or t is None else decode_bound(hi, t),
                            e.null_counts.get(fid))
-        kind = e.status_name if e.content == 0 else f"{e.status_name} {CONTENT[e.content]}"
+        kind = e.status_name if e.content == 0 else f"{e.status_name} {e.content_name}"
+        target = None if e.content != 1 else referenced_file(e)
         return FileNode(path=self.relpath(e.file_path), kind=kind, schema_id=schema_id,
                         row_count=e.record_count, partition=partition, file_size=e.file_size,
                         stats=stats, min_sequence_number=e.sequence_number,
-                        max_sequence_number=e.sequence_number)
+                        max_sequence_number=e.sequence_number,
+                        target=None if target is None else self.relpath(target))
 
     def _field_name_type(self, fid: int,
                          current: IcebergSchema) -> tuple[str, IcebergType | None]:
