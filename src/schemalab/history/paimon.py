@@ -82,7 +82,10 @@ def type_text(t: DataType) -> str:
     """The lineage's text of a column's type (see :class:`_TypeText`)."""
     if isinstance(t, RowType):  # before the cache: hashing a ROW hashes all its fields
         return "ROW"
-    return _inner_text(t.with_nullable(True))
+    text = _inner_text(t)
+    # nullability at the top is its own event: the one trailing NOT NULL goes (cheaper than
+    # a nullable copy of the type for every field of every version)
+    return text if t.nullable else text[:-len(" NOT NULL")]
 
 
 def flatten_fields(fields: Sequence[DataField], path: tuple[str, ...] = (),
