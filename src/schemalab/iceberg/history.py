@@ -33,8 +33,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from schemalab.iceberg.table import IcebergTable
 
 
-
-
 @dataclass(frozen=True)
 class MetadataInfo:
     """What the history needs from one metadata file of the table's past."""

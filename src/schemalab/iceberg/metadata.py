@@ -50,8 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
 SUPPORTED_VERSIONS = (1, 2, 3)
 
 
-
-
 @dataclass(frozen=True)
 class IcebergSchema:
     """One schema version: ``fields`` are the top-level columns."""

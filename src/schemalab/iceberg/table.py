@@ -55,9 +55,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
 
-
-
-
 @dataclass(frozen=True)
 class IcebergDataFile:
     """A live data file of a snapshot, as reads and trees need it."""
