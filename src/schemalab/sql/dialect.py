@@ -60,6 +60,23 @@ class Call(exp.Expression):
         return ".".join(part.name for part in path_parts(self.this))
 
 
+def _literal(token: Any, negative: bool) -> exp.Expr | None:
+    """The tree sqlglot's parser makes of one literal token (``-`` before a number: Neg)."""
+    kind = token.token_type
+    if kind is TokenType.NUMBER:
+        number = exp.Literal(this=token.text, is_string=False)
+        return exp.Neg(this=number) if negative else number
+    if negative:
+        return None
+    if kind is TokenType.STRING:
+        return exp.Literal(this=token.text, is_string=True)
+    if kind is TokenType.NULL:
+        return exp.Null()
+    if kind in (TokenType.TRUE, TokenType.FALSE):
+        return exp.Boolean(this=kind is TokenType.TRUE)
+    return None
+
+
 class SchemalabParser(AlterSyntax, TypeSyntax):
     """sqlglot's Spark parser with the additions listed in the module."""
 
@@ -118,6 +135,44 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
         return self._for_column(path, lambda: self._parse_column_def(path))
 
     # ---- INSERT, DELETE, WHERE -----------------------------------------------------------
+
+    def _parse_value(self, values: bool = True) -> exp.Tuple | None:
+        # A row of plain literals -- what INSERT .. VALUES mostly holds, a thousand rows at a
+        # time in a notebook -- becomes the same tree the expression parser builds, without
+        # the ~20 precedence levels it descends for each value. Anything else (expressions,
+        # casts, suffixed numbers, comments) takes sqlglot's own path.
+        row = self._literal_row()
+        return row if row is not None else super()._parse_value(values)
+
+    def _literal_row(self) -> exp.Tuple | None:
+        tokens, i = self._tokens, self._index
+        if i >= len(tokens) or tokens[i].token_type is not TokenType.L_PAREN:
+            return None
+        values: list[exp.Expr] = []
+        i += 1
+        while i < len(tokens):
+            token = tokens[i]
+            negative = token.token_type is TokenType.DASH
+            if negative:
+                i += 1
+                if i >= len(tokens):
+                    return None
+                token = tokens[i]
+            value = _literal(token, negative)
+            if value is None or token.comments or tokens[i - negative].comments:
+                return None
+            values.append(value)
+            i += 1
+            if i >= len(tokens) or tokens[i].comments:
+                return None
+            if tokens[i].token_type is TokenType.R_PAREN:
+                self._advance(i + 1 - self._index)
+                return exp.Tuple(expressions=values)
+            if tokens[i].token_type is not TokenType.COMMA:
+                return None
+            i += 1
+        return None
+
 
     def _parse_insert(self) -> exp.Insert:
         """Spark's ``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (..)] [IF NOT EXISTS]
