@@ -128,21 +128,8 @@ PARTITION_VALUES: list[tuple[str, list[Any]]] = [
 ]
 
 
-JAVA_PARTITION_XFAIL = {
-    "DATE": "we look for Java's p=19727 files under p=1969-12-31 (our own partition naming)",
-    "TIMESTAMP(3)": "we look for Java's files under our own timestamp partition names",
-    "TIMESTAMP(6)": "we look for Java's files under our own timestamp partition names",
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": "we look for files under our own partition names",
-    "FLOAT": "we look for Java's p=0.1 files under p=0.10000000149011612",
-    "DOUBLE": "we look for Java's p=1.0E20 files under p=1e+20",
-    "VARCHAR(10)": "we look for Java's __DEFAULT_PARTITION__ ('') files under p=",
-    "STRING": "we look for Java's __DEFAULT_PARTITION__ ('', ' ') files under p= and p= ",
-}
-
-
-@pytest.mark.parametrize(("ptype", "values"), [
-    pytest.param(t, v, id=t, marks=[issue11(JAVA_PARTITION_XFAIL[t])]
-                 if t in JAVA_PARTITION_XFAIL else []) for t, v in PARTITION_VALUES])
+@pytest.mark.parametrize(("ptype", "values"),
+                         [pytest.param(t, v, id=t) for t, v in PARTITION_VALUES])
 def test_java_partitioned_by_each_type(java_paimon: JavaPaimon, wh_path: Path, spark: Any,
                                        ptype: str, values: list[Any]) -> None:
     j, w = java_paimon, wh_path
@@ -286,34 +273,8 @@ OUR_PARTITIONS: list[tuple[str, list[str], list[Any]]] = [
     ("STRING empty", ["''", "' '", "'x'"], ["", " ", "x"]),
 ]
 
-_JAVA_LOOKS_ELSEWHERE = "Java looks for our files under its own partition name ({}): not found"
-OUR_PARTITION_READ_XFAIL = {
-    "DATE": _JAVA_LOOKS_ELSEWHERE.format("p=19727"),
-    "TIMESTAMP(3)": _JAVA_LOOKS_ELSEWHERE.format("p=2024-01-05T00%3A00")
-    + "; and the TIMESTAMP(3) column is written as micros",
-    "TIMESTAMP(6)": _JAVA_LOOKS_ELSEWHERE.format("p=2024-01-05T10%3A11%3A12"),
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": _JAVA_LOOKS_ELSEWHERE.format("'T' form")
-    + "; and the LTZ(3) column is written as micros",
-    "FLOAT": _JAVA_LOOKS_ELSEWHERE.format("p=0.1"),
-    "FLOAT NaN": "a NaN partition value fails our write ('a data file spans two partitions')",
-    "DOUBLE": _JAVA_LOOKS_ELSEWHERE.format("p=1.0E20"),
-    "STRING empty": _JAVA_LOOKS_ELSEWHERE.format("p=__DEFAULT_PARTITION__ for '' and ' '"),
-}
-OUR_PARTITION_DIR_XFAIL = {
-    "DATE": "Java names DATE partitions by epoch day (dt=19727), we write dt=2024-01-05",
-    "TIMESTAMP(3)": "Java writes LocalDateTime.toString (T, seconds dropped when zero)",
-    "TIMESTAMP(6)": "Java writes LocalDateTime.toString ('2024-01-05T10%3A11%3A12')",
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": "Java writes LocalDateTime.toString of the UTC time",
-    "FLOAT": "Java writes Float.toString (p=0.1), we write the double (p=0.10000000149011612)",
-    "FLOAT NaN": "a NaN partition value fails our write; Java writes p=NaN",
-    "DOUBLE": "Java writes Double.toString (p=1.0E20), we write p=1e+20",
-    "STRING empty": "'' and ' ' are Java's __DEFAULT_PARTITION__; we write p=/ and p= /",
-}
-
-
-def _partition_params(xfails: dict[str, str]) -> list[Any]:
-    return [pytest.param(t, lits, vals, id=t, marks=[issue11(xfails[t])] if t in xfails else [])
-            for t, lits, vals in OUR_PARTITIONS]
+def _partition_params() -> list[Any]:
+    return [pytest.param(t, lits, vals, id=t) for t, lits, vals in OUR_PARTITIONS]
 
 
 def _ptype(label: str) -> str:
@@ -321,7 +282,7 @@ def _ptype(label: str) -> str:
 
 
 @pytest.mark.parametrize(("label", "literals", "values"),
-                         _partition_params(OUR_PARTITION_READ_XFAIL))
+                         _partition_params())
 def test_ours_partitioned_read_by_java(java_paimon: JavaPaimon, wh: sl.Warehouse,
                                        wh_path: Path, spark: Any, label: str,
                                        literals: list[str], values: list[Any]) -> None:
@@ -334,7 +295,7 @@ def test_ours_partitioned_read_by_java(java_paimon: JavaPaimon, wh: sl.Warehouse
 
 
 @pytest.mark.parametrize(("label", "literals", "values"),
-                         _partition_params(OUR_PARTITION_DIR_XFAIL))
+                         _partition_params())
 def test_ours_partition_dir_names_are_javas(java_paimon: JavaPaimon, tmp_path: Path,
                                             spark: Any, label: str, literals: list[str],
                                             values: list[Any]) -> None:

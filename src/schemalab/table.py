@@ -31,7 +31,7 @@ from schemalab.explain.read import ReadExplanation, explain
 from schemalab.history.model import TableHistory
 from schemalab.history.paimon import paimon_history
 from schemalab.paimon.manifest import ManifestEntry
-from schemalab.paimon.scan import data_file_path, live_files, partition_values
+from schemalab.paimon.scan import BucketDirs, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.changes import SchemaChange
@@ -188,9 +188,10 @@ class Table:
     def data_files(self, snapshot: Snapshot | None) -> list[DataFile]:
         """The live data files of ``snapshot`` with their paths and decoded partitions."""
         out = []
+        dirs = BucketDirs(self.path)
         for e in self.live_entries(snapshot):
             s = self.schema_at(e.file.schema_id)
-            path = data_file_path(self.path, e, s)
+            path = dirs.data_file_path(e, s)
             fileio.check_data_file(path, e.file.file_size, table=self.name)
             out.append(DataFile(
                 path=path, schema_id=s.id, row_count=e.file.row_count,

@@ -353,9 +353,10 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
                                  schema.field_names.index(k), schema.field(k))
                 for k in schema.partition_keys)
             bucket = _bucket_from_dir(fileio.display(d, staging)) if bucketed else 0
-            dest_dir = paths.bucket_dir(table_path,
-                                        list(zip(schema.partition_keys, partition, strict=True)),
-                                        bucket)
+            dest_dir = paths.bucket_dir(
+                table_path, [(k, schema.type_of(k), v) for k, v in
+                             zip(schema.partition_keys, partition, strict=True)],
+                bucket, paths.PartitionNaming.of(schema.options))
             fileio.makedirs(dest_dir)
             file_name = f"{prefix}{counter}.parquet"
             counter += 1
@@ -388,9 +389,14 @@ def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
         values = pq.ParquetFile(fileio.open_input(path)).read(
             columns=[f.name]).column(0).to_pylist()
         return _normalize(values[0], f)
-    if stats.min != stats.max:  # pragma: no cover - Spark's partitionBy guarantees this
+    if stats.min != stats.max and not (_is_nan(stats.min) and _is_nan(stats.max)):
+        # pragma: no cover - Spark's partitionBy guarantees one value per file
         raise SchemaLabError("a data file spans two partitions", rule="internal")
     return stats.min
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
 
 
 def file_stats(meta: Any, schema: TableSchema) -> tuple[ColumnStats, ...]:
