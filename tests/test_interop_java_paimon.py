@@ -204,23 +204,7 @@ OUR_TYPES: list[tuple[str, list[str]]] = [
      ["array(named_struct('k', 1, 'v', map(1, 'one')))"]),
 ]
 
-OUR_TYPE_XFAIL = {
-    "TIMESTAMP(0)": "Parquet INT64 micros where Java writes (and reads) millis for p<=3",
-    "TIMESTAMP(3)": "Parquet INT64 micros where Java writes (and reads) millis for p<=3",
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": "Parquet INT64 micros where Java expects millis",
-    "TIMESTAMP(9)": "Parquet INT64 micros where Java expects INT96 for p>6",
-    "TIMESTAMP(9) WITH LOCAL TIME ZONE": "Parquet INT64 micros where Java expects INT96 for p>6",
-    "TIME(0)": "Parquet TIME INT64 micros where Java writes and expects INT32 millis",
-    "TIME(3)": "Parquet TIME INT64 micros where Java writes and expects INT32 millis",
-}
-
-
-def _type_params(cases: list[tuple[str, list[str]]], xfails: dict[str, str]) -> list[Any]:
-    return [pytest.param(t, v, id=t, marks=[issue11(xfails[t])] if t in xfails else [])
-            for t, v in cases]
-
-
-@pytest.mark.parametrize(("sql_type", "literals"), _type_params(OUR_TYPES, OUR_TYPE_XFAIL))
+@pytest.mark.parametrize(("sql_type", "literals"), [pytest.param(t, v, id=t) for t, v in OUR_TYPES])
 def test_ours_every_type_read_by_java(java_paimon: JavaPaimon, wh: sl.Warehouse,
                                       wh_path: Path, spark: Any, sql_type: str,
                                       literals: list[str]) -> None:

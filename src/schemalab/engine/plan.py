@@ -20,7 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from schemalab.engine.footer import parquet_has_field_ids, parquet_schema
+from schemalab.engine.footer import (
+    parquet_has_field_ids,
+    parquet_int96_columns,
+    parquet_schema,
+)
 from schemalab.engine.spark_reader import same_or_widens, spark_reader_widens, spark_sig
 from schemalab.schema import TableSchema
 from schemalab.types.casts import CastMode, cast_kind
@@ -310,7 +314,8 @@ def stored_as(f: DataFile, file_schema: TableSchema) -> tuple[tuple[str, StoredA
     for name in wanted:
         i = arrow.get_field_index(name)
         t = arrow.field(i).type if i >= 0 else None
-        if t is not None and pa.types.is_timestamp(t) and t.unit == "ns":
+        if t is not None and pa.types.is_timestamp(t) and t.unit == "ns" \
+                and name not in parquet_int96_columns(f.path):  # Spark reads INT96 itself
             out.append((name, "timestamp-nanos"))
         elif t is not None and pa.types.is_time32(t):
             out.append((name, "time-millis"))
