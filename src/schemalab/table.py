@@ -121,7 +121,7 @@ class Table:
 
     @property
     def snapshots(self) -> list[Snapshot]:
-        return [self.snapshot_manager.get(i) for i in self.snapshot_manager.list_ids()]
+        return self.snapshot_manager.get_all(self.snapshot_manager.list_ids())
 
     @property
     def latest_snapshot(self) -> Snapshot | None:

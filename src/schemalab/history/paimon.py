@@ -104,8 +104,7 @@ def paimon_history(path: str, name: str, schemas: SchemaManager,
         versions = with_events([schema_version(s) for s in all_schemas])
         snaps = []
         prev: int | None = None
-        for sid in snapshots.list_ids():
-            snap = snapshots.get(sid)
+        for snap in snapshots.get_all(snapshots.list_ids()):
             snaps.append(SnapshotNode(
                 snap.id, prev, snap.schema_id, snap.time_millis, snap.commit_kind,
                 snap.total_record_count,

@@ -236,7 +236,7 @@ class IcebergTable:
         return out
 
     def snapshot_tree(self, snapshot_id: int) -> SnapshotNode:
-        """IcebergSnapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
+        """Snapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
         DELETED), with partitions and column bounds decoded and shown under today's names."""
         snap = self.snapshot(snapshot_id)
         current = self.schema
