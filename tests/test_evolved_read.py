@@ -254,15 +254,20 @@ def test_explicit_casts_fail_or_read_null_by_cast_mode(wh: Any) -> None:
                         (True, {1: ["same"] * 4})]
     by_name = next(g for g in t.read_plan().groups if not g.by_id)
     assert [c.cast for c in by_name.columns] == [None, "explicit", "explicit", "explicit"]
-    # Default mode 'explicit': a value that does not convert fails the read, naming it.
-    assert_rows(t.read().select("id", "i"), [(1, "3"), (2, "4"), (3, "x")])
+    # No cast.mode: Java Paimon's casts. 2**40 as INT wraps (keeps the low 32 bits: 0) as
+    # Java's (int) does; 'abc' fails Java's read (NumberFormatException), and so ours.
+    assert_rows(t.read().select("id", "i", "b"), [(1, "3", 5), (2, "4", 0), (3, "x", 8)])
     with pytest.raises(Exception) as e:
         t.read().select("s").collect()
     assert "default.casts" in str(e.value) and "column `s`" in str(e.value)
-    assert "'abc'" in str(e.value)
+    assert "'abc'" in str(e.value) and "Java Paimon" in str(e.value)
+
+    # FLIP-226's 'explicit': a value the cast does not keep fails the read, naming it.
+    t.alter(SetOption("cast.mode", "explicit"))
     with pytest.raises(Exception) as e:
         t.read().select("b").collect()
     assert "default.casts" in str(e.value) and "column `b`" in str(e.value)  # overflow
+    assert "'explicit'" in str(e.value)
 
     t.alter(SetOption("cast.mode", "explicit-null"))
     assert_rows(t.read(), [(1, 12, 5, "3"), (2, None, None, "4"), (3, 7, 8, "x")])

@@ -27,7 +27,7 @@ from schemalab.engine.footer import (
 )
 from schemalab.engine.spark_reader import same_or_widens, spark_reader_widens, spark_sig
 from schemalab.schema import TableSchema
-from schemalab.types.casts import CastMode, cast_kind
+from schemalab.types.casts import CastMode, alters_values, cast_kind
 from schemalab.types.model import (
     TIMESTAMP_ROOTS,
     ArrayType,
@@ -214,7 +214,8 @@ def _column_read(target: DataField, source: DataField | None, constant: Constant
     st, tt = source.type, target.type
     nested = tuple(sorted(_missing_defaults(tt, st, defaults).items()))
     renamed_or_same: ColumnKind = "same" if source.name == target.name else "renamed"
-    if spark_sig(st) == spark_sig(tt) and id_signature(st) == id_signature(tt):
+    if spark_sig(st) == spark_sig(tt) and id_signature(st) == id_signature(tt) \
+            and not alters_values(st, tt):
         return ColumnRead(target, source, renamed_or_same)
     if contains_row(tt) or contains_row(st):
         return ColumnRead(target, source, "evolved", _worst_cast(st, tt), defaults=nested)
