@@ -13,7 +13,8 @@ from schemalab.engine.merge import versions
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, quote
 from schemalab.errors import SchemaLabError
-from schemalab.paimon.primary_key import RETRACT, ROW_KINDS
+from schemalab.paimon.binaryrow import ROW_KINDS
+from schemalab.paimon.primary_key import RETRACT
 from schemalab.types.spark import to_spark
 
 if TYPE_CHECKING:  # pragma: no cover

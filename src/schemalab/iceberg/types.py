@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 
-
 #: primitive type names valid in every format version
 _PRIMITIVES_V1 = frozenset({"boolean", "int", "long", "float", "double", "date", "time",
                             "timestamp", "timestamptz", "string", "uuid", "binary"})
