@@ -26,6 +26,7 @@ from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPla
 from schemalab.engine.read import execute
 from schemalab.engine.write import WriteTarget
 from schemalab.errors import SchemaLabError, SqlError, TableNotFoundError
+from schemalab.explain.casts import FileStats
 from schemalab.explain.key import explain_key
 from schemalab.explain.read import ReadExplanation, explain
 from schemalab.history.model import TableHistory
@@ -259,7 +260,9 @@ class Table:
         a value is NULL or cast. For a primary-key table, ``key`` (``{"id": 1}`` or the key's
         values in primary-key order) adds every version of that key and which one won."""
         plan = self.read_plan(snapshot_id, schema)
-        out = explain(plan, self.history())
+        snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)
+        stats = FileStats(self.live_entries(snap), self.schema_at)
+        out = explain(plan, self.history(), stats)
         if key is None:
             return out
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
