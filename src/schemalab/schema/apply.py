@@ -432,10 +432,14 @@ def _retype(ctx: _Ctx, change: UpdateColumnType, allow_explicit: bool,
         elif not supports_cast(source, target, allow_explicit) \
                 or not has_cast_executor(source, target):
             why = ""
-            if not has_cast_executor(source, target):
-                why = (" (Paimon has no cast from it to that type: CastExecutors; change an "
-                       "ARRAY's or MAP's values through their element/value path)")
-            elif cast_kind(source, target) == "explicit":
+            kind = cast_kind(source, target)
+            if kind is not None and not has_cast_executor(source, target):
+                why = " (Paimon's CastExecutors has no cast from it to that type"
+                inner = ("element" if isinstance(source, ArrayType) else
+                         "value" if isinstance(source, MapType) else None)
+                why += (f"; change the {inner} through its path: ALTER COLUMN "
+                        f"{column}.{inner} TYPE ...)" if inner else ")")
+            elif kind == "explicit" and not allow_explicit:
                 why = " (explicit casts are disabled for this table: cast.mode = implicit)"
             raise ctx.fail(
                 f"Column type {f.name}[{source.sql()}] cannot be converted to {target.sql()} "
