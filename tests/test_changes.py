@@ -204,7 +204,7 @@ def test_supports_cast_nullability_rule() -> None:
 
 
 def test_cast_mode_option() -> None:
-    assert cast_mode({}) is CastMode.EXPLICIT
+    assert cast_mode({}) is CastMode.PAIMON  # no option: Java Paimon's casts
     assert cast_mode({"cast.mode": "explicit-null"}) is CastMode.EXPLICIT_NULL
     assert cast_mode({"cast.mode": "explicit", "disable-explicit-type-casting": "true"}) is (
         CastMode.IMPLICIT)

@@ -254,18 +254,51 @@ def test_explicit_casts_fail_or_read_null_by_cast_mode(wh: Any) -> None:
                         (True, {1: ["same"] * 4})]
     by_name = next(g for g in t.read_plan().groups if not g.by_id)
     assert [c.cast for c in by_name.columns] == [None, "explicit", "explicit", "explicit"]
-    # Default mode 'explicit': a value that does not convert fails the read, naming it.
-    assert_rows(t.read().select("id", "i"), [(1, "3"), (2, "4"), (3, "x")])
+    # No cast.mode: Java Paimon's casts. 2**40 as INT wraps (keeps the low 32 bits: 0) as
+    # Java's (int) does; 'abc' fails Java's read (NumberFormatException), and so ours.
+    assert_rows(t.read().select("id", "i", "b"), [(1, "3", 5), (2, "4", 0), (3, "x", 8)])
     with pytest.raises(Exception) as e:
         t.read().select("s").collect()
     assert "default.casts" in str(e.value) and "column `s`" in str(e.value)
-    assert "'abc'" in str(e.value)
+    assert "'abc'" in str(e.value) and "Java Paimon" in str(e.value)
+
+    # FLIP-226's 'explicit': a value the cast does not keep fails the read, naming it.
+    t.alter(SetOption("cast.mode", "explicit"))
     with pytest.raises(Exception) as e:
         t.read().select("b").collect()
     assert "default.casts" in str(e.value) and "column `b`" in str(e.value)  # overflow
+    assert "'explicit'" in str(e.value)
 
     t.alter(SetOption("cast.mode", "explicit-null"))
     assert_rows(t.read(), [(1, 12, 5, "3"), (2, None, None, "4"), (3, 7, 8, "x")])
+
+
+def test_explain_read_names_java_cast_and_warns_from_manifest_stats(wh: Any) -> None:
+    """explain_read names Java Paimon's rule per retyped column and counts, from each file's
+    min/max in the manifest, the files holding values the narrowing cast will change."""
+    t = wh.create_table("stats", cols("id INT", "b BIGINT", "d DOUBLE", "ts TIMESTAMP(6)"))
+    t.insert([(1, 5_000_000_000, 1.5, dt.datetime(2024, 1, 5, 10, 11, 12, 123999))])
+    t.insert([(2, 7, -1e12, dt.datetime(2024, 1, 5))])
+    t.insert([(3, 2**40, 2.0, dt.datetime(2024, 1, 5))])
+    t.alter(UpdateColumnType(("b",), T("INT")), UpdateColumnType(("d",), T("INT")),
+            UpdateColumnType(("ts",), T("TIMESTAMP(3)")))
+    e = t.explain_read()
+    assert "(no cast.mode: Java Paimon's casts)" in e.text()
+    assert e.column(0, "b").text == (
+        "by id from column `b` (BIGINT → INT, Java Paimon's explicit cast: values outside INT "
+        "wrap (2 of 3 files have a max above 2147483647 per their stats))")
+    assert e.column(0, "d").text.endswith(
+        "saturate at its bounds, NaN reads 0 (1 of 3 files has a min below -2147483648 per "
+        "their stats))")
+    assert e.column(0, "ts").text.endswith(
+        "Java Paimon's explicit cast: fraction digits beyond 3 are cut)")
+    assert_rows(t.read().orderBy("id"), [
+        (1, 705032704, 1, dt.datetime(2024, 1, 5, 10, 11, 12, 123000)),
+        (2, 7, -(2**31), dt.datetime(2024, 1, 5)), (3, 0, 2, dt.datetime(2024, 1, 5))])
+    t.alter(SetOption("cast.mode", "explicit-null"))
+    assert "reads as NULL (Java: values outside INT wrap) (2 of 3 files" in \
+        t.explain_read().column(0, "b").text
+    assert_rows(t.read().orderBy("id").select("b"), [(None,), (7,), (None,)])
 
 
 def test_timestamp_casts_follow_paimon(wh: Any) -> None:

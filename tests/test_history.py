@@ -618,7 +618,7 @@ def test_inspect_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_explain_read_of_the_events_table(fixture_tables: dict[str, Table]) -> None:
     x = fixture_tables["events"].explain_read()
     assert (x.table, x.snapshot_id, x.schema_id, x.cast_mode) == ("demo.events", 2, 5,
-                                                                 "explicit")
+                                                                 "paimon")
     assert [(g.schema_id, g.files, g.rows, g.by_id) for g in x.groups] == [
         (0, 2, 3, False), (5, 2, 2, False)]  # pypaimon's Parquet has no field ids
     old = {c.column: c.text for c in x.groups[0].columns}
@@ -626,7 +626,7 @@ def test_explain_read_of_the_events_table(fixture_tables: dict[str, Table]) -> N
         "id": "by id from column `id`",
         "full_name": "by id from column `name` (renamed to `full_name` since)",
         "amount": "by id from column `amount` (INT → BIGINT cast, widened on read)",
-        "qty": "by id from column `qty` (INT → STRING explicit cast)",
+        "qty": "by id from column `qty` (INT → STRING, Java Paimon's explicit cast)",
         "dt": "by id from column `dt`",
         "note": "NULL: field 6 `note` did not exist when these files were written (schema 0)",
     }
@@ -638,7 +638,7 @@ def test_explain_read_of_the_events_table(fixture_tables: dict[str, Table]) -> N
     assert x.groups[1].ignored == ()
     text = x.text()
     assert text.splitlines()[0] == ("demo.events: read of snapshot 2 in schema 5 "
-                                    "(cast.mode = explicit)")
+                                    "(no cast.mode: Java Paimon's casts)")
     assert ("files written under schema 0 (2 files, 3 rows; read by the file's column names, "
             "then evolved)") in text
     assert "  note       NULL: field 6 `note` did not exist when these files were written " \
@@ -667,8 +667,9 @@ def test_explain_time_travel(fixture_tables: dict[str, Table]) -> None:
                                             "before these files were written (schema 5)")
     assert back.column(5, "name").text == "by id from column `full_name` (called `name` in " \
                                           "schema 0)"
-    assert back.column(5, "amount").text == "by id from column `amount` (BIGINT → INT " \
-                                            "explicit cast)"
+    assert back.column(5, "amount").text.startswith(
+        "by id from column `amount` (BIGINT → INT, Java Paimon's explicit cast: values "
+        "outside INT wrap (")
     assert back.groups[1].ignored == ("file column `note` ignored: field 6 was added in "
                                       "schema 1, after the schema read (0)",)
     one = fixture_tables["nested"].explain_read()
@@ -727,7 +728,8 @@ def test_html_escapes_hostile_names(tmp_path: Path) -> None:
     assert "it&#x27;s &quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt;" in page
     assert "a&amp;b" in page
     # the texts themselves keep the names as they are
-    assert explained.column(0, quote).text == "by id from column `q` (INT → STRING explicit cast)"
+    assert explained.column(0, quote).text == ("by id from column `q` (INT → STRING, "
+                                               "Java Paimon's explicit cast)")
     assert explained.column(0, HOSTILE).text == f"by id from column `{HOSTILE}`"
 
 

@@ -8,11 +8,9 @@
    snapshot; Java then keeps writing and full-compacting into our tables.
 3. Narrowing casts after an ALTER and the ALTERs Paimon accepts, compared with Java.
 
-Rows are compared in one canonical JSON form (tests/oracles/canonical.py). Where schemalab
-differs from Java today, the test states the correct (Java's) expectation and is
-``xfail(strict=True, reason="issue 11: ...")``: when schemalab is fixed it XPASSes and the
-mark must go. Measured facts and the Paimon source rules behind them:
-docs/java-paimon-facts.md.
+Rows are compared in one canonical JSON form (tests/oracles/canonical.py). Every case here
+now reads equal both ways (the issue 11 xfails are gone); the rules adopted, with their Java
+sources: docs/compatibility.md; the measurements: docs/java-paimon-facts.md.
 """
 
 from __future__ import annotations
@@ -39,10 +37,6 @@ import schemalab as sl
 # The session fixture `java_paimon` (one Java Paimon worker for the whole run).
 pytest_plugins = ["oracles.fixtures"]
 pytestmark = pytest.mark.spark
-
-
-def issue11(why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"issue 11: {why}")
 
 
 @pytest.fixture()
@@ -128,21 +122,8 @@ PARTITION_VALUES: list[tuple[str, list[Any]]] = [
 ]
 
 
-JAVA_PARTITION_XFAIL = {
-    "DATE": "we look for Java's p=19727 files under p=1969-12-31 (our own partition naming)",
-    "TIMESTAMP(3)": "we look for Java's files under our own timestamp partition names",
-    "TIMESTAMP(6)": "we look for Java's files under our own timestamp partition names",
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": "we look for files under our own partition names",
-    "FLOAT": "we look for Java's p=0.1 files under p=0.10000000149011612",
-    "DOUBLE": "we look for Java's p=1.0E20 files under p=1e+20",
-    "VARCHAR(10)": "we look for Java's __DEFAULT_PARTITION__ ('') files under p=",
-    "STRING": "we look for Java's __DEFAULT_PARTITION__ ('', ' ') files under p= and p= ",
-}
-
-
-@pytest.mark.parametrize(("ptype", "values"), [
-    pytest.param(t, v, id=t, marks=[issue11(JAVA_PARTITION_XFAIL[t])]
-                 if t in JAVA_PARTITION_XFAIL else []) for t, v in PARTITION_VALUES])
+@pytest.mark.parametrize(("ptype", "values"),
+                         [pytest.param(t, v, id=t) for t, v in PARTITION_VALUES])
 def test_java_partitioned_by_each_type(java_paimon: JavaPaimon, wh_path: Path, spark: Any,
                                        ptype: str, values: list[Any]) -> None:
     j, w = java_paimon, wh_path
@@ -217,23 +198,7 @@ OUR_TYPES: list[tuple[str, list[str]]] = [
      ["array(named_struct('k', 1, 'v', map(1, 'one')))"]),
 ]
 
-OUR_TYPE_XFAIL = {
-    "TIMESTAMP(0)": "Parquet INT64 micros where Java writes (and reads) millis for p<=3",
-    "TIMESTAMP(3)": "Parquet INT64 micros where Java writes (and reads) millis for p<=3",
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": "Parquet INT64 micros where Java expects millis",
-    "TIMESTAMP(9)": "Parquet INT64 micros where Java expects INT96 for p>6",
-    "TIMESTAMP(9) WITH LOCAL TIME ZONE": "Parquet INT64 micros where Java expects INT96 for p>6",
-    "TIME(0)": "Parquet TIME INT64 micros where Java writes and expects INT32 millis",
-    "TIME(3)": "Parquet TIME INT64 micros where Java writes and expects INT32 millis",
-}
-
-
-def _type_params(cases: list[tuple[str, list[str]]], xfails: dict[str, str]) -> list[Any]:
-    return [pytest.param(t, v, id=t, marks=[issue11(xfails[t])] if t in xfails else [])
-            for t, v in cases]
-
-
-@pytest.mark.parametrize(("sql_type", "literals"), _type_params(OUR_TYPES, OUR_TYPE_XFAIL))
+@pytest.mark.parametrize(("sql_type", "literals"), [pytest.param(t, v, id=t) for t, v in OUR_TYPES])
 def test_ours_every_type_read_by_java(java_paimon: JavaPaimon, wh: sl.Warehouse,
                                       wh_path: Path, spark: Any, sql_type: str,
                                       literals: list[str]) -> None:
@@ -286,34 +251,8 @@ OUR_PARTITIONS: list[tuple[str, list[str], list[Any]]] = [
     ("STRING empty", ["''", "' '", "'x'"], ["", " ", "x"]),
 ]
 
-_JAVA_LOOKS_ELSEWHERE = "Java looks for our files under its own partition name ({}): not found"
-OUR_PARTITION_READ_XFAIL = {
-    "DATE": _JAVA_LOOKS_ELSEWHERE.format("p=19727"),
-    "TIMESTAMP(3)": _JAVA_LOOKS_ELSEWHERE.format("p=2024-01-05T00%3A00")
-    + "; and the TIMESTAMP(3) column is written as micros",
-    "TIMESTAMP(6)": _JAVA_LOOKS_ELSEWHERE.format("p=2024-01-05T10%3A11%3A12"),
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": _JAVA_LOOKS_ELSEWHERE.format("'T' form")
-    + "; and the LTZ(3) column is written as micros",
-    "FLOAT": _JAVA_LOOKS_ELSEWHERE.format("p=0.1"),
-    "FLOAT NaN": "a NaN partition value fails our write ('a data file spans two partitions')",
-    "DOUBLE": _JAVA_LOOKS_ELSEWHERE.format("p=1.0E20"),
-    "STRING empty": _JAVA_LOOKS_ELSEWHERE.format("p=__DEFAULT_PARTITION__ for '' and ' '"),
-}
-OUR_PARTITION_DIR_XFAIL = {
-    "DATE": "Java names DATE partitions by epoch day (dt=19727), we write dt=2024-01-05",
-    "TIMESTAMP(3)": "Java writes LocalDateTime.toString (T, seconds dropped when zero)",
-    "TIMESTAMP(6)": "Java writes LocalDateTime.toString ('2024-01-05T10%3A11%3A12')",
-    "TIMESTAMP(3) WITH LOCAL TIME ZONE": "Java writes LocalDateTime.toString of the UTC time",
-    "FLOAT": "Java writes Float.toString (p=0.1), we write the double (p=0.10000000149011612)",
-    "FLOAT NaN": "a NaN partition value fails our write; Java writes p=NaN",
-    "DOUBLE": "Java writes Double.toString (p=1.0E20), we write p=1e+20",
-    "STRING empty": "'' and ' ' are Java's __DEFAULT_PARTITION__; we write p=/ and p= /",
-}
-
-
-def _partition_params(xfails: dict[str, str]) -> list[Any]:
-    return [pytest.param(t, lits, vals, id=t, marks=[issue11(xfails[t])] if t in xfails else [])
-            for t, lits, vals in OUR_PARTITIONS]
+def _partition_params() -> list[Any]:
+    return [pytest.param(t, lits, vals, id=t) for t, lits, vals in OUR_PARTITIONS]
 
 
 def _ptype(label: str) -> str:
@@ -321,7 +260,7 @@ def _ptype(label: str) -> str:
 
 
 @pytest.mark.parametrize(("label", "literals", "values"),
-                         _partition_params(OUR_PARTITION_READ_XFAIL))
+                         _partition_params())
 def test_ours_partitioned_read_by_java(java_paimon: JavaPaimon, wh: sl.Warehouse,
                                        wh_path: Path, spark: Any, label: str,
                                        literals: list[str], values: list[Any]) -> None:
@@ -334,7 +273,7 @@ def test_ours_partitioned_read_by_java(java_paimon: JavaPaimon, wh: sl.Warehouse
 
 
 @pytest.mark.parametrize(("label", "literals", "values"),
-                         _partition_params(OUR_PARTITION_DIR_XFAIL))
+                         _partition_params())
 def test_ours_partition_dir_names_are_javas(java_paimon: JavaPaimon, tmp_path: Path,
                                             spark: Any, label: str, literals: list[str],
                                             values: list[Any]) -> None:
@@ -454,34 +393,68 @@ NARROWING: list[tuple[str, str, str, Any, Any]] = [
     ("STRING->VARCHAR(3)", "STRING", "VARCHAR(3)", "abcdef", "abc"),
     ("STRING->CHAR(3)", "STRING", "CHAR(3)", "abcdef", "abc"),
     ("VARBINARY->BINARY(2)", "VARBINARY(10)", "BINARY(2)", "B:010203", "B:0102"),
+    # more of Java's rules (org.apache.paimon.casting), each a case our emulation must meet
+    ("DOUBLE->SMALLINT 1e10", "DOUBLE", "SMALLINT", "F:1e10", -1),
+    ("DOUBLE->TINYINT 300.7", "DOUBLE", "TINYINT", "F:300.7", 44),
+    ("FLOAT->INT NaN", "FLOAT", "INT", "F:nan", 0),
+    ("DOUBLE->BIGINT -1e30", "DOUBLE", "BIGINT", "F:-1e30", -9223372036854775808),
+    ("DECIMAL(22,2)->BIGINT wide", "DECIMAL(22, 2)", "BIGINT", "D:99999999999999999999.99",
+     7766279631452241919),
+    ("DECIMAL(10,2)->TINYINT -130.5", "DECIMAL(10, 2)", "TINYINT", "D:-130.50", 126),
+    ("STRING->INT '.5'", "STRING", "INT", ".5", 0),
+    ("STRING->INT '+007'", "STRING", "INT", "+007", 7),
+    ("STRING->INT '1.'", "STRING", "INT", "1.", 1),
+    ("STRING->INT '2147483648'", "STRING", "INT", "2147483648", "ERROR: Overflow"),
+    ("STRING->INT '1e3'", "STRING", "INT", "1e3", "ERROR: NumberFormatException"),
+    ("STRING->INT '1.5x'", "STRING", "INT", "1.5x", "ERROR: NumberFormatException"),
+    ("STRING->TINYINT '200'", "STRING", "TINYINT", "200", "ERROR: Overflow"),
+    ("STRING->BIGINT '-9223372036854775808'", "STRING", "BIGINT", "-9223372036854775808",
+     -9223372036854775808),
+    ("STRING->DOUBLE ' 2.5'", "STRING", "DOUBLE", " 2.5", "F:2.5"),
+    ("STRING->DOUBLE 'Infinity'", "STRING", "DOUBLE", "Infinity", "F:inf"),
+    ("STRING->DOUBLE 'inf'", "STRING", "DOUBLE", "inf", "ERROR: NumberFormatException"),
+    ("STRING->DECIMAL(5,2) '1e2'", "STRING", "DECIMAL(5, 2)", "1e2", "D:100.00"),
+    ("STRING->DECIMAL(5,2) ' 1.5'", "STRING", "DECIMAL(5, 2)", " 1.5",
+     "ERROR: NumberFormatException"),
+    ("DOUBLE->DECIMAL(5,2) NaN", "DOUBLE", "DECIMAL(5, 2)", "F:nan", "ERROR: NumberFormat"),
+    ("TIMESTAMP(6)->TIMESTAMP(0) before 1970", "TIMESTAMP(6)", "TIMESTAMP(0)",
+     "TS:1969-12-31T23:59:58.500000", "TS:1969-12-31T23:59:59"),
+    ("TIMESTAMP(6)->TIMESTAMP(4) .123456", "TIMESTAMP(6)", "TIMESTAMP(4)",
+     "TS:2024-01-05T10:11:12.123456", "TS:2024-01-05T10:11:12.123400"),
+    ("TIMESTAMP(6)->TIMESTAMP(4) .000005", "TIMESTAMP(6)", "TIMESTAMP(4)",
+     "TS:2024-01-05T10:11:12.000005", "TS:2024-01-05T10:11:12.000005"),
+    ("LTZ(6)->TIMESTAMP(3)", "TIMESTAMP(6) WITH LOCAL TIME ZONE", "TIMESTAMP(3)",
+     "TS:2024-01-05T10:11:12.123999", "TS:2024-01-05T10:11:12.123000"),
+    ("VARCHAR(10)->CHAR(5) 'ab'", "VARCHAR(10)", "CHAR(5)", "ab", "ab   "),
+    ("CHAR(3)->CHAR(5) 'ab'", "CHAR(3)", "CHAR(5)", "ab", "ab   "),
+    ("INT->VARCHAR(2) 12345", "INT", "VARCHAR(2)", 12345, "12"),
+    ("BOOLEAN->VARCHAR(3)", "BOOLEAN", "VARCHAR(3)", True, "tru"),
+    ("DOUBLE->VARCHAR(3) 1.5e20", "DOUBLE", "VARCHAR(3)", "F:1.5e20", "1.5"),
+    ("TIMESTAMP(3)->STRING", "TIMESTAMP(3)", "STRING", "TS:2024-01-05T00:00:00",
+     "2024-01-05 00:00:00.000"),
+    ("INT->TIMESTAMP(3)", "INT", "TIMESTAMP(3)", 1704449472, "TS:2024-01-05T10:11:12"),
+    ("BIGINT->TIMESTAMP(3) LTZ", "BIGINT", "TIMESTAMP(3) WITH LOCAL TIME ZONE", -1,
+     "TS:1969-12-31T23:59:59"),
+    ("DATE->TIMESTAMP(3)", "DATE", "TIMESTAMP(3)", "DATE:2024-01-05", "TS:2024-01-05T00:00:00"),
+    ("TIME->TIMESTAMP(3)", "TIME(3)", "TIMESTAMP(3)", "TIME:10:11:12.345000",
+     "TS:1970-01-01T10:11:12.345000"),
+    ("TIMESTAMP(6)->TIME(3)", "TIMESTAMP(6)", "TIME(3)", "TS:2024-01-05T10:11:12.345678",
+     "TIME:10:11:12.345000"),
+    ("TIME(3)->STRING", "TIME(3)", "STRING", "TIME:10:11:12.345000", "10:11:12.345"),
+    ("STRING->TIME(0)", "STRING", "TIME(0)", "10:11:12", "TIME:10:11:12.000000"),
+    ("STRING->BOOLEAN 'maybe'", "STRING", "BOOLEAN", "maybe", "ERROR: Cannot parse"),
+    ("INT->BOOLEAN 0", "INT", "BOOLEAN", 0, False),
+    ("BOOLEAN->DECIMAL(3,1)", "BOOLEAN", "DECIMAL(3, 1)", True, "D:1.0"),
+    ("DECIMAL(5,2)->DOUBLE", "DECIMAL(5, 2)", "DOUBLE", "D:1.10", "F:1.1"),
+    ("DECIMAL(5,2)->STRING", "DECIMAL(5, 2)", "STRING", "D:-0.50", "-0.50"),
+    ("BINARY(2)->STRING", "BINARY(2)", "STRING", "B:6162", "ab"),
+    ("BINARY(2)->BINARY(4)", "BINARY(2)", "BINARY(4)", "B:0102", "B:01020000"),
+    ("STRING->BINARY(2) 'abc'", "STRING", "BINARY(2)", "abc", "B:6162"),
+    ("BIGINT->FLOAT 2^60+1", "BIGINT", "FLOAT", 2**60 + 1, "F:1.152921504606847e+18"),
 ]
-NARROWING_XFAIL = {
-    "BIGINT->INT 5000000000": "Java wraps (705032704); we fail the read",
-    "INT->SMALLINT 70000": "Java wraps (4464); we fail the read",
-    "BIGINT->TINYINT 200": "Java wraps (-56); we fail the read",
-    "DOUBLE->INT 1e10": "Java saturates (2147483647); we fail the read",
-    "DOUBLE->INT NaN": "Java reads 0; we fail the read",
-    "DOUBLE->BIGINT 1e19": "Java saturates (Long.MAX_VALUE); we fail the read",
-    "STRING->INT '1.5'": "Java truncates '1.5' to 1; we fail the read",
-    "STRING->BIGINT '12.9'": "Java truncates '12.9' to 12; we fail the read",
-    "STRING->INT ' 42'": "Java refuses ' 42' (NumberFormatException); we read 42",
-    "TIMESTAMP(6)->TIMESTAMP(3)": "Java truncates to .123; we keep .123999",
-    "STRING->TIMESTAMP(3)": "Java truncates to .123; we keep .123999",
-    "DECIMAL(10,2)->DECIMAL(5,2) overflow": "Java reads NULL; we fail the read",
-    "DECIMAL(12,2)->INT 9999999999.99": "Java wraps (1410065407); we fail the read",
-    "DOUBLE->DECIMAL(5,2) overflow": "Java reads NULL; we fail the read",
-    "STRING->DECIMAL(5,2) overflow": "Java reads NULL; we fail the read",
-    "STRING->VARCHAR(3)": "Java truncates to the new length ('abc'); we keep 'abcdef'",
-    "STRING->CHAR(3)": "Java truncates to the new length ('abc'); we keep 'abcdef'",
-    "VARBINARY->BINARY(2)": "Java truncates to the new length; we keep all bytes",
-}
-
-
 @pytest.mark.parametrize(
     ("label", "src", "dst", "value", "expected"),
-    [pytest.param(*case, id=case[0],
-                  marks=[issue11(NARROWING_XFAIL[case[0]])] if case[0] in NARROWING_XFAIL else [])
-     for case in NARROWING])
+    [pytest.param(*case, id=case[0]) for case in NARROWING])
 def test_narrowing_cast_read_like_java(java_paimon: JavaPaimon, wh_path: Path, spark: Any,
                                        label: str, src: str, dst: str, value: Any,
                                        expected: Any) -> None:

@@ -214,3 +214,80 @@ def test_spark_field_ids_on_nested_rows() -> None:
     schema = spark_schema(fields)
     assert schema["id"].metadata == {"parquet.field.id": 0}
     assert schema["addr"].dataType["city"].metadata == {"parquet.field.id": 2}  # type: ignore[index]
+
+
+# ---- Java Paimon's cast rules (docs/compatibility.md §3, §4) ---------------------------------
+
+from schemalab.explain.casts import cast_text, stats_note, target_range  # noqa: E402
+from schemalab.types.casts import (  # noqa: E402
+    CastMode,
+    alters_values,
+    cast_mode,
+    has_cast_executor,
+    java_cast_rule,
+)
+
+
+def test_default_cast_mode_is_java_paimons() -> None:
+    assert cast_mode({}) is CastMode.PAIMON and CastMode.PAIMON.javas_values
+    assert cast_mode({"cast.mode": "explicit"}) is CastMode.EXPLICIT
+    assert not CastMode.EXPLICIT.javas_values and not CastMode.EXPLICIT_NULL.javas_values
+    assert cast_mode({"disable-explicit-type-casting": "true"}) is CastMode.IMPLICIT
+
+
+@pytest.mark.parametrize(("src", "dst", "java_class", "effect"), [
+    ("BIGINT", "INT", "NumericPrimitiveCastRule", "values outside INT wrap"),
+    ("DOUBLE", "SMALLINT", "NumericPrimitiveCastRule",
+     "the fraction is cut, values outside SMALLINT saturate at INT's bounds, then wrap, "
+     "NaN reads 0"),
+    ("DECIMAL(12, 2)", "INT", "DecimalToNumericPrimitiveCastRule",
+     "the fraction is cut, values outside INT wrap"),
+    ("TIMESTAMP(6)", "TIMESTAMP(3)", "TimestampToTimestampCastRule",
+     "fraction digits beyond 3 are cut"),
+    ("TIMESTAMP(3)", "TIMESTAMP(6)", "TimestampToTimestampCastRule", None),
+    ("STRING", "VARCHAR(3)", "StringToStringCastRule", "strings longer than 3 are cut"),
+    ("INT", "BIGINT", "NumericPrimitiveCastRule", None),
+    ("DECIMAL(5, 2)", "DECIMAL(10, 2)", "DecimalToDecimalCastRule", None),
+])
+def test_java_cast_rule_names_class_and_effect(src: str, dst: str, java_class: str,
+                                               effect: str | None) -> None:
+    rule = java_cast_rule(parse_type(src), parse_type(dst))
+    assert rule is not None and rule.java_class == java_class and rule.effect == effect
+
+
+@pytest.mark.parametrize(("src", "dst", "has"), [
+    ("TIMESTAMP(3)", "STRING", True), ("TIMESTAMP(3)", "VARCHAR(30)", False),
+    ("TIMESTAMP(3)", "DOUBLE", False), ("INT", "TIMESTAMP(3)", True),
+    ("SMALLINT", "TIMESTAMP(3)", False), ("ARRAY<INT>", "ARRAY<BIGINT>", False),
+    ("INT", "INT NOT NULL", True), ("STRING", "INT", True), ("DATE", "INT", False),
+])
+def test_cast_executor_exists_as_in_paimon(src: str, dst: str, has: bool) -> None:
+    assert has_cast_executor(parse_type(src), parse_type(dst)) is has
+
+
+def test_same_form_changes_that_alter_values() -> None:
+    assert alters_values(parse_type("TIMESTAMP(6)"), parse_type("TIMESTAMP(3)"))
+    assert not alters_values(parse_type("TIMESTAMP(3)"), parse_type("TIMESTAMP(6)"))
+    assert alters_values(parse_type("STRING"), parse_type("CHAR(3)"))
+    assert alters_values(parse_type("ARRAY<VARCHAR(9)>"), parse_type("ARRAY<VARCHAR(2)>"))
+    assert not alters_values(parse_type("VARCHAR(2)"), parse_type("STRING"))
+
+
+def test_explain_cast_text_warns_from_stats() -> None:
+    b, i = parse_type("BIGINT"), parse_type("INT")
+    ranges = [(1, 5_000_000_000), (-3, 7), (0, 2**40)]
+    assert cast_text(b, i, CastMode.PAIMON, ranges) == (
+        "BIGINT → INT, Java Paimon's explicit cast: values outside INT wrap "
+        "(2 of 3 files have a max above 2147483647 per their stats)")
+    assert cast_text(b, i, CastMode.EXPLICIT_NULL, [(-2**40, 0), None]) == (
+        "BIGINT → INT, explicit cast under cast.mode = explicit-null: a value Java Paimon's "
+        "cast would not keep reads as NULL (Java: values outside INT wrap) "
+        "(1 of 2 files has a min below -2147483648 per their stats; 1 file has no stats)")
+    assert stats_note(b, i, [(0, 1), (2, 3)]) == (
+        "no file's stats show a value outside -2147483648..2147483647")
+    assert stats_note(b, i, [None]) == "no stats in the manifest for 1 file"
+    assert stats_note(i, b, [(0, 1)]) is None  # a widening changes nothing
+    dec = target_range(parse_type("DOUBLE"), parse_type("DECIMAL(5, 2)"))
+    assert dec is not None and str(dec[1]) == "999.99"
+    assert target_range(parse_type("DECIMAL(5, 2)"), parse_type("DECIMAL(10, 2)")) is None
+    assert target_range(parse_type("DECIMAL(5, 0)"), parse_type("INT")) is None

@@ -1,8 +1,8 @@
 """A local SparkSession configured for schemalab.
 
 Quiet (log4j2 at FATAL, no progress bars, no UI), bound to loopback, two shuffle partitions,
-its own temporary ``spark.sql.warehouse.dir``, timestamps written as TIMESTAMP_MICROS, Parquet
-field ids written and readable, and the session time zone in UTC so that reads of
+its own temporary ``spark.sql.warehouse.dir``, Parquet timestamps as Java Paimon writes
+them, Parquet field ids written and readable, and the session time zone in UTC so that reads of
 ``TIMESTAMP WITH LOCAL TIME ZONE`` values print the same everywhere.
 """
 
@@ -19,7 +19,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: SQL settings schemalab's reads and writes rely on; applied to a user's session too.
 SESSION_SQL_CONF = {
-    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # Java Paimon stores TIMESTAMP(7..9) as INT96; schemalab's other timestamps are written
+    # as integers whatever this says (engine/parquet_types.py). INT96 is Spark's default,
+    # and CORRECTED writes dates before 1900 as they are (Java's proleptic calendar).
+    "spark.sql.parquet.outputTimestampType": "INT96",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
     "spark.sql.parquet.fieldId.write.enabled": "true",
     # Reads by field id are requested per scan: a read schema whose fields carry no id
     # falls back to names, so enabling this changes nothing for other reads.

@@ -26,13 +26,14 @@ from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPla
 from schemalab.engine.read import execute
 from schemalab.engine.write import WriteTarget
 from schemalab.errors import SchemaLabError, SqlError, TableNotFoundError
+from schemalab.explain.casts import FileStats
 from schemalab.explain.key import explain_key
 from schemalab.explain.read import ReadExplanation, explain
 from schemalab.history.model import TableHistory
 from schemalab.history.paimon import paimon_history
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
-from schemalab.paimon.scan import data_file_path, live_files, partition_values
+from schemalab.paimon.scan import BucketDirs, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.changes import SchemaChange
@@ -191,9 +192,10 @@ class Table:
         deletion vectors (from the snapshot's index manifest)."""
         dvs = deletion_files(self.path, index_files(self.path, snapshot)) if snapshot else {}
         out = []
+        dirs = BucketDirs(self.path)
         for e in self.live_entries(snapshot):
             s = self.schema_at(e.file.schema_id)
-            path = data_file_path(self.path, e, s)
+            path = dirs.data_file_path(e, s)
             fileio.check_data_file(path, e.file.file_size, table=self.name)
             dv = dvs.get((e.partition, e.bucket, e.file.file_name))
             deletes = () if dv is None else (PositionDeletes(
@@ -258,7 +260,9 @@ class Table:
         a value is NULL or cast. For a primary-key table, ``key`` (``{"id": 1}`` or the key's
         values in primary-key order) adds every version of that key and which one won."""
         plan = self.read_plan(snapshot_id, schema)
-        out = explain(plan, self.history())
+        snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)
+        stats = FileStats(self.live_entries(snap), self.schema_at)
+        out = explain(plan, self.history(), stats)
         if key is None:
             return out
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))

@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from schemalab.engine.paimon_casts import java_cast
 from schemalab.engine.plan import Constant
 from schemalab.engine.spark_reader import spark_reader_widens, spark_sig
-from schemalab.types.casts import CastMode, cast_kind
+from schemalab.types.casts import CastMode, alters_values, cast_kind
 from schemalab.types.model import (
-    TIMESTAMP_ROOTS,
     ArrayType,
     AtomicType,
     DataField,
@@ -22,7 +22,6 @@ from schemalab.types.model import (
     MapType,
     MultisetType,
     RowType,
-    TypeRoot,
 )
 from schemalab.types.spark import to_spark
 from schemalab.types.visitor import PartnerVisitor, id_signature, visit_with_partner
@@ -49,7 +48,8 @@ class _Evolve(PartnerVisitor[Evolution]):
         self.defaults = defaults
 
     def atomic(self, t: AtomicType, partner: DataType | None) -> Evolution:
-        if partner is None or spark_sig(partner) == spark_sig(t):
+        if partner is None or (spark_sig(partner) == spark_sig(t)
+                               and not alters_values(partner, t)):
             return None
         source = partner
 
@@ -62,7 +62,8 @@ class _Evolve(PartnerVisitor[Evolution]):
             fields: list[tuple[DataField, DataField | None, Evolution]]) -> Evolution:
         if partner is None:
             return None
-        if spark_sig(partner) == spark_sig(t) and id_signature(partner) == id_signature(t):
+        if spark_sig(partner) == spark_sig(t) and id_signature(partner) == id_signature(t) \
+                and not alters_values(partner, t):
             return None
 
         def rebuild(c: Column, _: DataField) -> Column:
@@ -118,55 +119,61 @@ class _Evolve(PartnerVisitor[Evolution]):
 
 def cast_column(col: Column, source: DataType, target: DataType, mode: CastMode, table: str,
                 field: DataField) -> Column:
-    """One atomic value of type ``source`` as ``target``, under the table's cast mode."""
+    """One atomic value of type ``source`` as ``target``, under the table's cast mode:
+    Java Paimon's cast (:mod:`schemalab.engine.paimon_casts`) by default, where Java's
+    failures fail the read too; FLIP-226's ``explicit`` / ``explicit-null`` fail or read NULL
+    on every value the cast does not keep."""
     from pyspark.sql import functions as F
 
     spark_type = to_spark(target)
     kind = cast_kind(source, target)
-    paimon = _paimon_conversion(col, source, target)
-    if paimon is not None:
-        return paimon
-    if kind in ("identity", "implicit") or spark_reader_widens(source, target):
-        return col.cast(spark_type)
-    if mode is CastMode.EXPLICIT_NULL or kind is None:
-        return col.try_cast(spark_type)
-    converted = col.try_cast(spark_type)
+    java = java_cast(col, source, target)
+    if java is None:
+        if kind in ("identity", "implicit") or spark_reader_widens(source, target):
+            return col.cast(spark_type)
+        converted = col.try_cast(spark_type)
+        if mode is CastMode.EXPLICIT_NULL or kind is None:
+            return converted
+        unconverted = col.isNotNull() & converted.isNull()
+        why = ("Java Paimon's read fails on it" if mode.javas_values else
+               "the table's cast.mode is 'explicit', which fails the read on such a value")
+        return F.when(unconverted, _read_error(col, source, target, table, field, why,
+                                               spark_type)).otherwise(converted)
+    value, changed, fails = java.value, java.changed, java.fails
+    if mode.javas_values:
+        if fails is None:
+            return value
+        why = f"Java Paimon's read fails on it ({java.failure})"
+        return F.when(fails, _read_error(col, source, target, table, field, why, spark_type)) \
+            .otherwise(value)
+    bad = _either(changed, fails)
+    if bad is None:
+        return value
+    if mode is CastMode.EXPLICIT_NULL:
+        return F.when(bad, F.lit(None).cast(spark_type)).otherwise(value)
+    why = "the table's cast.mode is 'explicit', which fails the read on such a value"
+    return F.when(bad, _read_error(col, source, target, table, field, why, spark_type)) \
+        .otherwise(value)
+
+
+def _either(a: Column | None, b: Column | None) -> Column | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return a | b
+
+
+def _read_error(col: Column, source: DataType, target: DataType, table: str,
+                field: DataField, why: str, spark_type: object) -> Column:
+    """A Spark expression that fails the read with a message naming the table, the column,
+    the value, the rule, and what to do."""
+    from pyspark.sql import functions as F
+
     message = F.concat(
         F.lit(f"Table {table}, column `{field.name}` (field {field.id}): value '"),
         col.cast("string"),
-        F.lit(f"' cannot be cast from {source.sql()} to {target.sql()}. The table's "
-              "cast.mode is 'explicit', which fails the read on such a value; set "
-              "'cast.mode' = 'explicit-null' to read it as NULL."))
-    return F.when(col.isNotNull() & converted.isNull(),
-                  F.raise_error(message).cast(spark_type)).otherwise(converted)
-
-
-def _paimon_conversion(col: Column, source: DataType, target: DataType) -> Column | None:
-    """Casts whose Paimon result differs from Spark's ``cast``, done Paimon's way (as
-    Java Paimon reads them), or None where Spark's cast already agrees.
-
-    - TIMESTAMP(p) → CHAR/VARCHAR/STRING: every one of the p fraction digits, zeros too
-      (TimestampToStringCastRule); Spark's cast drops a zero fraction.
-    - TIMESTAMP(p) → INT/BIGINT: epoch seconds, the milliseconds divided by 1000 toward zero
-      (TimestampToNumericPrimitiveCastRule); Spark refuses the cast. The session time zone
-      (UTC in ``local_spark``) stands for Java's default zone."""
-    from pyspark.sql import functions as F
-
-    if not (isinstance(source, AtomicType) and isinstance(target, AtomicType)
-            and source.root in TIMESTAMP_ROOTS):
-        return None
-    if target.root in (TypeRoot.CHAR, TypeRoot.VARCHAR):
-        p = source.precision if source.precision is not None else 6
-        pattern = "yyyy-MM-dd HH:mm:ss" + ("." + "S" * min(p, 9) if p else "")
-        return F.date_format(col, pattern)
-    if target.root in (TypeRoot.BIGINT, TypeRoot.INTEGER):
-        millis = F.floor(F.unix_micros(col.cast("timestamp")) / 1000)
-        seconds = F.when(millis >= 0, F.floor(millis / 1000)).otherwise(F.ceil(millis / 1000))
-        if target.root is TypeRoot.BIGINT:
-            return seconds.cast("bigint")
-        # Java's (int) narrowing keeps the low 32 bits
-        return (F.pmod(seconds + 2**31, F.lit(2**32)) - 2**31).cast("int")
-    return None
+        F.lit(f"' cannot be cast from {source.sql()} to {target.sql()}: {why}; set "
+              "'cast.mode' = 'explicit-null' to read such values as NULL."))
+    return F.raise_error(message).cast(spark_type)  # type: ignore[arg-type]
 
 
 def literal(value: object, t: DataType) -> Column:

@@ -35,6 +35,17 @@ def parquet_schema(path: str) -> pa.Schema:
         raise CorruptFileError(path, f"unreadable Parquet footer ({e})") from None
 
 
+@functools.lru_cache(maxsize=4096)
+def parquet_int96_columns(path: str) -> frozenset[str]:
+    """The top-level columns of the file stored as INT96 (Java Paimon's TIMESTAMP(7..9)),
+    which pyarrow shows as nanosecond timestamps like INT64 ones."""
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetFile(fileio.open_input(path)).schema
+    return frozenset(schema.column(i).path.split(".")[0] for i in range(len(schema))
+                     if schema.column(i).physical_type == "INT96")
+
+
 def _field_id(f: pa.Field) -> int | None:
     meta = f.metadata or {}
     raw = meta.get(ARROW_FIELD_ID)

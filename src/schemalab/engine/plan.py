@@ -20,10 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from schemalab.engine.footer import parquet_has_field_ids, parquet_schema
+from schemalab.engine.footer import (
+    parquet_has_field_ids,
+    parquet_int96_columns,
+    parquet_schema,
+)
 from schemalab.engine.spark_reader import same_or_widens, spark_reader_widens, spark_sig
 from schemalab.schema import TableSchema
-from schemalab.types.casts import CastMode, cast_kind
+from schemalab.types.casts import CastMode, alters_values, cast_kind
 from schemalab.types.model import (
     TIMESTAMP_ROOTS,
     ArrayType,
@@ -313,7 +317,8 @@ def _column_read(target: DataField, source: DataField | None, constant: Constant
     st, tt = source.type, target.type
     nested = tuple(sorted(_missing_defaults(tt, st, defaults).items()))
     renamed_or_same: ColumnKind = "same" if source.name == target.name else "renamed"
-    if spark_sig(st) == spark_sig(tt) and id_signature(st) == id_signature(tt):
+    if spark_sig(st) == spark_sig(tt) and id_signature(st) == id_signature(tt) \
+            and not alters_values(st, tt):
         return ColumnRead(target, source, renamed_or_same)
     if contains_row(tt) or contains_row(st):
         return ColumnRead(target, source, "evolved", _worst_cast(st, tt), defaults=nested)
@@ -413,7 +418,8 @@ def stored_as(f: DataFile, file_schema: TableSchema) -> tuple[tuple[str, StoredA
     for name in wanted:
         i = arrow.get_field_index(name)
         t = arrow.field(i).type if i >= 0 else None
-        if t is not None and pa.types.is_timestamp(t) and t.unit == "ns":
+        if t is not None and pa.types.is_timestamp(t) and t.unit == "ns" \
+                and name not in parquet_int96_columns(f.path):  # Spark reads INT96 itself
             out.append((name, "timestamp-nanos"))
         elif t is not None and pa.types.is_time32(t):
             out.append((name, "time-millis"))

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from schemalab.errors import SchemaLabError
+from schemalab.types.casts import alters_values
 from schemalab.types.model import (
     ArrayType,
     AtomicType,
@@ -73,7 +74,8 @@ def same_or_widens(st_: DataType, tt: DataType) -> bool:
     by one (an "evolved" column, not a "widened" one)."""
     if contains_row(st_) or contains_row(tt):
         return False
-    return spark_sig(st_) == spark_sig(tt) or spark_reader_widens(st_, tt)
+    return ((spark_sig(st_) == spark_sig(tt) and not alters_values(st_, tt))
+            or spark_reader_widens(st_, tt))
 
 
 def literal_path(path: str) -> str:

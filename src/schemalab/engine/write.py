@@ -19,10 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine.spark_reader import store_error
+from schemalab.engine.parquet_footer import annotate_columns
+from schemalab.engine.parquet_types import ColumnStorage, column_storage
+from schemalab.engine.spark_reader import quote, store_error
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import binaryrow, paths
 from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
+from schemalab.paimon.primary_key import KEY_PREFIX
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.model import (
     TIMESTAMP_ROOTS,
@@ -304,6 +307,7 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
     if bucket_column is not None:
         out = out.withColumn(_BUCKET_COL, bucket_column)
         group_cols.append(_BUCKET_COL)
+    out, storage = _as_java_stores(out, schema)
     if sort_by is not None:
         # One task per (partition, bucket), sorted by the key after the write's own grouping
         # columns, so Spark's writer (which needs that grouping order) adds no sort of its own
@@ -327,13 +331,44 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
             column = schema.fields[int(m.group(2))].name
             raise SchemaLabError(message.strip(), table=table, column=column,
                                  rule=m.group(1)) from None
-        return _place_files(staging, table_path, schema, bucket_column is not None)
+        return _place_files(staging, table_path, schema, bucket_column is not None, storage)
     finally:
         fileio.delete_dir(staging)
 
 
-def _place_files(staging: str, table_path: str, schema: TableSchema,
-                 bucketed: bool) -> list[WrittenFile]:
+def _as_java_stores(df: DataFrame, schema: TableSchema
+                    ) -> tuple[DataFrame, dict[str, ColumnStorage]]:
+    """``df`` with every column whose type Java Paimon stores otherwise than Spark would
+    turned into what Java stores (see :mod:`schemalab.engine.parquet_types`), and how each
+    such column's footer must be completed once Spark wrote it. Key columns of primary-key
+    files (``_KEY_<k>``) are stored as their field."""
+    from pyspark.sql import functions as F
+
+    storage: dict[str, ColumnStorage] = {}
+    cols = []
+    for sf in df.schema.fields:
+        f = schema.field(sf.name)
+        if f is None and sf.name.startswith(KEY_PREFIX):
+            f = schema.field(sf.name[len(KEY_PREFIX):])
+        how = column_storage(f.type) if f is not None else None
+        if how is None or (how.convert is None and not how.int96):
+            cols.append(F.col(quote(sf.name)))
+            continue
+        storage[sf.name] = how
+        cols.append(F.col(quote(sf.name)) if how.convert is None else
+                    how.convert(F.col(quote(sf.name))).alias(sf.name, metadata=sf.metadata))
+    return (df.select(*cols) if storage else df), storage
+
+
+def _complete_footer(path: str, storage: dict[str, ColumnStorage]) -> None:
+    annotations = {(name, *p): a for name, how in storage.items() for p, a in how.annotations}
+    int96 = [(name, *p) for name, how in storage.items() for p in how.int96]
+    if annotations or int96:
+        annotate_columns(path, annotations, int96)
+
+
+def _place_files(staging: str, table_path: str, schema: TableSchema, bucketed: bool,
+                 storage: dict[str, ColumnStorage] | None = None) -> list[WrittenFile]:
     import pyarrow.parquet as pq
 
     prefix = f"data-{uuid.uuid4()}-"
@@ -344,6 +379,8 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
             if not n.endswith(".parquet"):
                 continue
             src = os.path.join(d, n)
+            if storage:
+                _complete_footer(src, storage)
             meta = pq.ParquetFile(fileio.open_input(src)).metadata
             if meta.num_rows == 0:
                 continue
@@ -353,9 +390,10 @@ def _place_files(staging: str, table_path: str, schema: TableSchema,
                                  schema.field_names.index(k), schema.field(k))
                 for k in schema.partition_keys)
             bucket = _bucket_from_dir(fileio.display(d, staging)) if bucketed else 0
-            dest_dir = paths.bucket_dir(table_path,
-                                        list(zip(schema.partition_keys, partition, strict=True)),
-                                        bucket)
+            dest_dir = paths.bucket_dir(
+                table_path, [(k, schema.type_of(k), v) for k, v in
+                             zip(schema.partition_keys, partition, strict=True)],
+                bucket, paths.PartitionNaming.of(schema.options))
             fileio.makedirs(dest_dir)
             file_name = f"{prefix}{counter}.parquet"
             counter += 1
@@ -388,9 +426,14 @@ def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
         values = pq.ParquetFile(fileio.open_input(path)).read(
             columns=[f.name]).column(0).to_pylist()
         return _normalize(values[0], f)
-    if stats.min != stats.max:  # pragma: no cover - Spark's partitionBy guarantees this
+    if stats.min != stats.max and not (_is_nan(stats.min) and _is_nan(stats.max)):
+        # pragma: no cover - Spark's partitionBy guarantees one value per file
         raise SchemaLabError("a data file spans two partitions", rule="internal")
     return stats.min
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
 
 
 def file_stats(meta: Any, schema: TableSchema) -> tuple[ColumnStats, ...]:

@@ -10,12 +10,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schemalab.engine.plan import ColumnRead, IgnoredDelete, ReadPlan
+from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
+from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
 from schemalab.render.html import explanation_html
+from schemalab.types.casts import CastMode
 from schemalab.types.model import TypeRoot
 
 #: how Iceberg's cast rules are named in explanations
@@ -87,6 +90,8 @@ class ReadExplanation:
         """``cast.mode = explicit`` for a Paimon table; Iceberg's rule as it is."""
         if self.cast_mode in ("implicit", "explicit", "explicit-null"):
             return f"cast.mode = {self.cast_mode}"
+        if self.cast_mode == CastMode.PAIMON.value:
+            return "no cast.mode: Java Paimon's casts"
         return self.cast_mode
 
     def column(self, schema_id: int, column: str) -> ColumnExplanation:
@@ -125,8 +130,11 @@ class ReadExplanation:
 
 
 def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,
-                read_schema_id: int | None = None) -> str:
-    """``dropped_in``: the schema that dropped the target field, if any; ``read_schema_id``:
+                read_schema_id: int | None = None, mode: CastMode | None = None,
+                ranges: Sequence[FileRange] = ()) -> str:
+    """``mode``: the Paimon table's cast mode (None for Iceberg's promotions), ``ranges``:
+    the files' (min, max) of the source column, to warn about values a cast changes.
+    ``dropped_in``: the schema that dropped the target field, if any; ``read_schema_id``:
     the schema the read uses. A read in an *older* schema than the files' (time travel
     through ``schema=``) can ask for a field those files lack because it was dropped before
     they were written ("did not exist" would suggest it never had), and sees renames
@@ -156,6 +164,8 @@ def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,
         return f"by id from column {src} (renamed to `{t.name}` since)"
     if c.kind == "widened":
         return f"by id from column {src} ({s.type.sql()} → {t.type.sql()} cast, widened on read)"
+    if c.kind == "cast" and mode is not None:
+        return f"by id from column {src} ({cast_text(s.type, t.type, mode, ranges)})"
     if c.kind == "cast":
         return f"by id from column {src} ({s.type.sql()} → {t.type.sql()} {c.cast} cast)"
     defaults = ""
@@ -166,7 +176,9 @@ def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,
             f"({s.type.sql()} → {t.type.sql()}{defaults})")
 
 
-def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanation:
+def explain(plan: ReadPlan, history: TableHistory | None = None,
+            stats: FileStats | None = None) -> ReadExplanation:
+    """``stats``: the manifest's min/max per file (Paimon), for the warnings of cast columns."""
     dropped_in: dict[int, int] = {}
     added_in: dict[int, int] = {}
     if history is not None:
@@ -189,6 +201,14 @@ def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanat
             return f"was dropped in schema {dropped_in[fid]}"
         return "is not in the schema read"
 
+    mode = None if plan.format == "iceberg" else plan.cast_mode
+
+    def ranges_of(files: list[DataFile], c: ColumnRead) -> list[FileRange]:
+        if stats is None or c.kind != "cast" or c.source is None:
+            return []
+        fid = c.source.id
+        return [stats.range(os.path.basename(f.path), fid) for f in files]
+
     groups = []
     for g in plan.groups:
         for sid, cols in sorted(g.columns_by_schema.items()):
@@ -199,7 +219,8 @@ def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanat
                 sid, len(files), sum(f.row_count for f in files), g.by_id,
                 tuple(ColumnExplanation(c.target.name, c.target.id, c.kind,
                                         column_text(c, sid, dropped_in.get(c.target.id),
-                                                    target_id))
+                                                    target_id, mode,
+                                                    ranges_of(files, c)))
                       for c in cols),
                 ignored))
     groups.sort(key=lambda x: x.schema_id)

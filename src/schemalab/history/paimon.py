@@ -27,7 +27,7 @@ from schemalab.paimon.index import (
     index_files,
 )
 from schemalab.paimon.manifest import FileKind, ManifestEntry
-from schemalab.paimon.scan import ManifestReader, data_file_path, partition_values, replay
+from schemalab.paimon.scan import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema import TableSchema
@@ -143,6 +143,7 @@ class _TreeLoader:
         self.current = schemas.latest()
         self.nodes = {s.id: s for s in snaps}
         self.reader = ManifestReader(path)
+        self.dirs = BucketDirs(path)
 
     def __call__(self, snapshot_id: int) -> SnapshotNode:
         snap = self.snapshots.get(snapshot_id)
@@ -155,7 +156,7 @@ class _TreeLoader:
 
         def file_node(e: ManifestEntry) -> FileNode:
             return describe_entry(self.path, e, self.schemas.get(e.file.schema_id),
-                                  current or self.schemas.get(e.file.schema_id))
+                                  current or self.schemas.get(e.file.schema_id), self.dirs)
 
         lists = tuple(
             ManifestListNode(lst.kind, lst.file_name, tuple(
@@ -219,12 +220,12 @@ def _with_deletion_vector(node: FileNode, e: ManifestEntry,
 
 
 def describe_entry(table_path: str, e: ManifestEntry, file_schema: TableSchema,
-                   current: TableSchema) -> FileNode:
+                   current: TableSchema, dirs: BucketDirs | None = None) -> FileNode:
     """A manifest entry as the explorer shows it: partition decoded, value stats decoded with
     the file's own schema and named as today's schema names the fields."""
     values = partition_values(e, file_schema)
     partition = dict(zip(file_schema.partition_keys, values, strict=True))
-    path = data_file_path(table_path, e, file_schema)
+    path = (dirs or BucketDirs(table_path)).data_file_path(e, file_schema)
     stats = _stats_by_current_name(e, file_schema, current)
     min_key = max_key = None
     if file_schema.primary_keys and e.file.min_key and len(e.file.min_key) > 12:

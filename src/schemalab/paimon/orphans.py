@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from schemalab import fileio
 from schemalab.errors import SchemaLabError
 from schemalab.paimon.manifest import read_manifest, read_manifest_list
-from schemalab.paimon.scan import bucket_path, data_file_path
+from schemalab.paimon.scan import BucketDirs
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 
@@ -46,6 +46,7 @@ def referenced_files(table_path: str) -> set[str]:
     snapshots = SnapshotManager(table_path)
     schemas = SchemaManager(table_path)
     manifest_dir = os.path.join(table_path, "manifest")
+    bucket_dirs = BucketDirs(table_path)
     keep: set[str] = set()
     seen_manifests: set[str] = set()
     tag_dir = os.path.join(table_path, "tag")
@@ -71,11 +72,11 @@ def referenced_files(table_path: str) -> set[str]:
                 for e in read_manifest(path):
                     # the file's place under the table is kept even when it has an
                     # external path: its extra files live there
-                    d = bucket_path(table_path, e, schemas.get(e.file.schema_id))
+                    d = bucket_dirs.bucket_path(e, schemas.get(e.file.schema_id))
                     keep.add(os.path.join(d, e.file.file_name))
                     keep.update(os.path.join(d, x) for x in e.file.extra_files)
                     if e.file.external_path:
-                        keep.add(data_file_path(table_path, e, schemas.get(e.file.schema_id)))
+                        keep.add(bucket_dirs.data_file_path(e, schemas.get(e.file.schema_id)))
     return keep
 
 

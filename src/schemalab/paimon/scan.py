@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from schemalab import fileio
 from schemalab.errors import CorruptFileError
 from schemalab.paimon.manifest import (
     FileIdentifier,
@@ -22,7 +23,13 @@ from schemalab.paimon.manifest import (
     read_manifest,
     read_manifest_list,
 )
-from schemalab.paimon.paths import bucket_dir
+from schemalab.paimon.paths import (
+    PartitionItem,
+    PartitionNaming,
+    bucket_dir,
+    bucket_dir_at,
+    legacy_partition_path,
+)
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema import TableSchema
 
@@ -147,16 +154,67 @@ def partition_values(e: ManifestEntry, file_schema: TableSchema) -> tuple[Any, .
     return tuple(e.partition_values(part_types)) if part_types else ()
 
 
-def bucket_path(table_path: str, e: ManifestEntry, file_schema: TableSchema) -> str:
-    """The directory of a manifest entry's bucket: ``<partition dirs>/bucket-<b>``."""
-    values = partition_values(e, file_schema)
-    return bucket_dir(table_path, list(zip(file_schema.partition_keys, values, strict=True)),
-                      e.bucket)
+def partition_items(e: ManifestEntry, file_schema: TableSchema) -> list[PartitionItem]:
+    """(key, type, value) of each partition key of the file."""
+    keys = file_schema.partition_keys
+    return list(zip(keys, [file_schema.type_of(k) for k in keys],
+                    partition_values(e, file_schema), strict=True))
 
 
-def data_file_path(table_path: str, e: ManifestEntry, file_schema: TableSchema) -> str:
-    """Where a manifest entry's data file lives: its external path if it has one, else in
-    its bucket's directory under the table."""
-    if e.file.external_path:
-        return e.file.external_path.removeprefix("file:")
-    return os.path.join(bucket_path(table_path, e, file_schema), e.file.file_name)
+class BucketDirs:
+    """Where the files of one table's partitions and buckets live.
+
+    A partition's directory is named as Java Paimon names it (``dt=19727`` for a DATE).
+    Earlier schemalab versions named some values otherwise (``dt=2024-01-05``): a file they
+    wrote is still found, under that name. The legacy name is looked for only where it
+    differs, and by listing directories, each once per ``BucketDirs``: a table that has no
+    legacy directories costs one listing of its root. Keep one for one read or history."""
+
+    def __init__(self, table_path: str) -> None:
+        self.table_path = table_path
+        self._names: dict[str, frozenset[str]] = {}
+
+    def _listing(self, directory: str) -> frozenset[str]:
+        names = self._names.get(directory)
+        if names is None:
+            names = self._names[directory] = frozenset(fileio.list_names(directory))
+        return names
+
+    def _exists(self, path: str) -> bool:
+        parent, name = os.path.split(path)
+        if parent != self.table_path and not self._exists(parent):
+            return False
+        return name in self._listing(parent)
+
+    def bucket_path(self, e: ManifestEntry, file_schema: TableSchema) -> str:
+        """The directory of a manifest entry's bucket: ``<partition dirs>/bucket-<b>``."""
+        items = partition_items(e, file_schema)
+        naming = PartitionNaming.of(file_schema.options)
+        java = bucket_dir(self.table_path, items, e.bucket, naming)
+        if not items:
+            return java
+        legacy = bucket_dir_at(self.table_path, legacy_partition_path(items), e.bucket)
+        if legacy == java or not self._exists(os.path.join(legacy, e.file.file_name)):
+            return java
+        return legacy
+
+    def data_file_path(self, e: ManifestEntry, file_schema: TableSchema) -> str:
+        """Where a manifest entry's data file lives: its external path if it has one, else
+        in its bucket's directory under the table."""
+        if e.file.external_path:
+            return e.file.external_path.removeprefix("file:")
+        return os.path.join(self.bucket_path(e, file_schema), e.file.file_name)
+
+
+def bucket_path(table_path: str, e: ManifestEntry, file_schema: TableSchema,
+                dirs: BucketDirs | None = None) -> str:
+    """The directory of a manifest entry's bucket (see :class:`BucketDirs`; pass one when
+    resolving many entries)."""
+    return (dirs or BucketDirs(table_path)).bucket_path(e, file_schema)
+
+
+def data_file_path(table_path: str, e: ManifestEntry, file_schema: TableSchema,
+                   dirs: BucketDirs | None = None) -> str:
+    """Where a manifest entry's data file lives (see :class:`BucketDirs`; pass one when
+    resolving many entries)."""
+    return (dirs or BucketDirs(table_path)).data_file_path(e, file_schema)

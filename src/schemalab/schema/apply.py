@@ -40,7 +40,7 @@ from schemalab.schema.changes import (
     path_text,
 )
 from schemalab.schema.table_schema import CURRENT_VERSION, TableSchema
-from schemalab.types.casts import cast_kind, cast_mode, supports_cast
+from schemalab.types.casts import cast_kind, cast_mode, has_cast_executor, supports_cast
 from schemalab.types.model import (
     ArrayType,
     DataField,
@@ -429,9 +429,17 @@ def _retype(ctx: _Ctx, change: UpdateColumnType, allow_explicit: bool,
                     f"ROW one by one (e.g. ALTER COLUMN {column}.x TYPE ...)",
                     column=column, rule="type-change")
             target = _replace_nullability_only(source, target)
-        elif not supports_cast(source, target, allow_explicit):
+        elif not supports_cast(source, target, allow_explicit) \
+                or not has_cast_executor(source, target):
             why = ""
-            if cast_kind(source, target) == "explicit":
+            kind = cast_kind(source, target)
+            if kind is not None and not has_cast_executor(source, target):
+                why = " (Paimon's CastExecutors has no cast from it to that type"
+                inner = ("element" if isinstance(source, ArrayType) else
+                         "value" if isinstance(source, MapType) else None)
+                why += (f"; change the {inner} through its path: ALTER COLUMN "
+                        f"{column}.{inner} TYPE ...)" if inner else ")")
+            elif kind == "explicit" and not allow_explicit:
                 why = " (explicit casts are disabled for this table: cast.mode = implicit)"
             raise ctx.fail(
                 f"Column type {f.name}[{source.sql()}] cannot be converted to {target.sql()} "

@@ -4,30 +4,39 @@
 Paimon's one lossy exception). *Explicit* casts are SQL ``CAST``s that may fail or lose
 information on some values (BIGINT → INT, STRING → INT).
 
-FLIP-226 names three read modes, chosen here by the table option ``cast.mode``:
+A table without the option ``cast.mode`` reads as Java Paimon reads it: its
+``CastExecutors`` wrap, saturate, cut and parse as Java does (:func:`java_cast_rule` says
+how, per change). FLIP-226's three modes are opt-in values of ``cast.mode``:
 
-============== ============================================================================
-``implicit``   only implicit type changes are accepted by ALTER (as Paimon's
-               ``disable-explicit-type-casting=true``)
-``explicit``   explicit changes too; a value that does not convert fails the read (default,
-               Paimon's behaviour)
-``explicit-null`` explicit changes too; a value that does not convert reads as NULL
-============== ============================================================================
+================= =========================================================================
+``paimon``        (the default) Java Paimon's casts; a value Java cannot cast fails the read
+``implicit``      only implicit type changes are accepted by ALTER (as Paimon's
+                  ``disable-explicit-type-casting=true``); values read as ``paimon`` does
+``explicit``      explicit changes too; a value the cast does not keep (one Java would wrap,
+                  saturate, cut or read as NULL) fails the read
+``explicit-null`` explicit changes too; such a value reads as NULL
+================= =========================================================================
 
     >>> from schemalab.types import parse_type as t
     >>> cast_kind(t("INT"), t("BIGINT")), cast_kind(t("BIGINT"), t("INT"))
     ('implicit', 'explicit')
     >>> cast_kind(t("INT"), t("BYTES")) is None
     True
+    >>> java_cast_rule(t("BIGINT"), t("INT")).effect
+    'values outside INT wrap'
+    >>> alters_values(t("VARCHAR(10)"), t("VARCHAR(3)")), alters_values(t("STRING"), t("STRING"))
+    (True, False)
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 from schemalab.types.model import (
+    MAX_LENGTH,
     ArrayType,
     AtomicType,
     DataField,
@@ -47,6 +56,7 @@ R = TypeRoot
 
 
 class CastMode(enum.Enum):
+    PAIMON = "paimon"
     IMPLICIT = "implicit"
     EXPLICIT = "explicit"
     EXPLICIT_NULL = "explicit-null"
@@ -55,13 +65,19 @@ class CastMode(enum.Enum):
     def allows_explicit(self) -> bool:
         return self is not CastMode.IMPLICIT
 
+    @property
+    def javas_values(self) -> bool:
+        """Whether values are read as Java Paimon casts them (wrapped, saturated, cut)."""
+        return self in (CastMode.PAIMON, CastMode.IMPLICIT)
+
 
 def cast_mode(options: Mapping[str, str]) -> CastMode:
-    """The table's read mode. ``disable-explicit-type-casting=true`` (Paimon's own option)
-    means implicit only, whatever ``cast.mode`` says."""
+    """The table's read mode: Java Paimon's casts unless ``cast.mode`` says otherwise.
+    ``disable-explicit-type-casting=true`` (Paimon's own option) means implicit only,
+    whatever ``cast.mode`` says."""
     if str(options.get(DISABLE_EXPLICIT_OPTION, "false")).lower() == "true":
         return CastMode.IMPLICIT
-    raw = options.get(CAST_MODE_OPTION, CastMode.EXPLICIT.value)
+    raw = options.get(CAST_MODE_OPTION, CastMode.PAIMON.value)
     try:
         return CastMode(str(raw).strip().lower())
     except ValueError:
@@ -246,3 +262,179 @@ def supports_cast(source: DataType, target: DataType, allow_explicit: bool) -> b
         return False
     return kind != "explicit" or allow_explicit
 
+
+
+class _AltersValues(PartnerVisitor[bool]):
+    def atomic(self, t: AtomicType, partner: DataType | None) -> bool:
+        return isinstance(partner, AtomicType) and _same_form_altered(partner, t)
+
+    def row(self, t: RowType, partner: RowType | None,
+            fields: list[tuple[DataField, DataField | None, bool]]) -> bool:
+        return any(x for _, _, x in fields)
+
+    def array(self, t: ArrayType | MultisetType, partner: ArrayType | MultisetType | None,
+              element: bool) -> bool:
+        return element
+
+    def map(self, t: MapType, partner: MapType | None, key: bool, value: bool) -> bool:
+        return key or value
+
+
+def _same_form_altered(source: AtomicType, target: AtomicType) -> bool:
+    if source.with_nullable(True) == target.with_nullable(True):
+        return False
+    strings, binaries = (R.CHAR, R.VARCHAR), (R.BINARY, R.VARBINARY)
+    for family, padded in ((strings, R.CHAR), (binaries, R.BINARY)):
+        if source.root in family and target.root in family:
+            # cut to a shorter length; a CHAR/BINARY pads to its length
+            return target.root is padded or (target.length or 0) < (source.length or 0)
+    if source.root is target.root and source.root in _TIMESTAMPS:
+        return (target.precision or 0) < (source.precision or 0)
+    return False
+
+
+def alters_values(source: DataType, target: DataType) -> bool:
+    """Whether Java Paimon changes values on a type change that keeps their form: a string
+    cut to a shorter VARCHAR or padded to a CHAR, bytes cut or zero-padded to a BINARY, a
+    TIMESTAMP cut to fewer fraction digits (nested values included)."""
+    return visit_with_partner(target, source, _AltersValues())
+
+
+@dataclass(frozen=True)
+class JavaCastRule:
+    """What Java Paimon's cast from one atomic type to another does: the rule in
+    ``org.apache.paimon.casting`` and, in words, what it does to values that do not fit."""
+
+    java_class: str
+    effect: str | None = None
+
+
+def _int_name(t: AtomicType) -> str:
+    return t.sql().replace(" NOT NULL", "")
+
+
+def java_cast_rule(source: DataType, target: DataType) -> JavaCastRule | None:
+    """Java Paimon's cast rule for an atomic type change (None for nested types or when no
+    rule exists), with its effect on values where it has one worth saying."""
+    if not (isinstance(source, AtomicType) and isinstance(target, AtomicType)):
+        return None
+    s, t = source.root, target.root
+    name = _int_name(target)
+    numeric = Family.NUMERIC in s.families
+    if s in _INT_BITS and t in _INT_BITS:
+        if _INT_BITS[t] < _INT_BITS[s]:
+            return JavaCastRule("NumericPrimitiveCastRule", f"values outside {name} wrap")
+        return JavaCastRule("NumericPrimitiveCastRule")
+    if s in (R.FLOAT, R.DOUBLE) and t in _INT_BITS:
+        bound = "its bounds" if t in (R.INTEGER, R.BIGINT) else "INT's bounds, then wrap"
+        return JavaCastRule("NumericPrimitiveCastRule",
+                            f"the fraction is cut, values outside {name} saturate at {bound}, "
+                            "NaN reads 0")
+    if s is R.DOUBLE and t is R.FLOAT:
+        return JavaCastRule("NumericPrimitiveCastRule", "values beyond FLOAT read as infinity")
+    if s is R.DECIMAL and t in _INT_BITS:
+        return JavaCastRule("DecimalToNumericPrimitiveCastRule",
+                            f"the fraction is cut, values outside {name} wrap")
+    if t is R.DECIMAL and (numeric or s is R.DECIMAL):
+        java = "DecimalToDecimalCastRule" if s is R.DECIMAL else "NumericPrimitiveToDecimalCastRule"
+        effect = f"rounded half up; values that do not fit {name} read as NULL"
+        if s in (R.FLOAT, R.DOUBLE):
+            effect += "; NaN and infinity fail the read"
+        return JavaCastRule(java, effect if not _fits(source, target) else None)
+    if s in (R.CHAR, R.VARCHAR):
+        if t in _INT_BITS:
+            return JavaCastRule("StringToNumericPrimitiveCastRule",
+                                "strings are parsed as Java does: a fraction is cut ('1.5' "
+                                f"reads 1); spaces, exponents or values outside {name} fail "
+                                "the read")
+        if t in (R.FLOAT, R.DOUBLE):
+            return JavaCastRule("StringToNumericPrimitiveCastRule",
+                                "strings are parsed by Java's Double.parseDouble; others fail "
+                                "the read")
+        if t is R.DECIMAL:
+            return JavaCastRule("StringToDecimalCastRule",
+                                "strings are parsed as Java's BigDecimal, rounded half up; "
+                                f"values that do not fit {name} read as NULL, strings that "
+                                "do not parse fail the read")
+        if t in _TIMESTAMPS:
+            return JavaCastRule("StringToTimestampCastRule",
+                                f"strings are parsed, fraction digits beyond {target.precision} "
+                                "are cut; strings that do not parse fail the read")
+    if s in _TIMESTAMPS and t in _TIMESTAMPS:
+        cut = (target.precision or 0) < (source.precision or 0)
+        return JavaCastRule("TimestampToTimestampCastRule",
+                            f"fraction digits beyond {target.precision} are cut" if cut else None)
+    if t in (R.CHAR, R.VARCHAR) and (s in (R.CHAR, R.VARCHAR, R.BOOLEAN) or numeric):
+        java = ("StringToStringCastRule" if s in (R.CHAR, R.VARCHAR) else
+                "BooleanToStringCastRule" if s is R.BOOLEAN else "NumericToStringCastRule")
+        effects = []
+        if target.length != MAX_LENGTH and not (s in (R.CHAR, R.VARCHAR) and
+                                                (source.length or 0) <= (target.length or 0)):
+            effects.append(f"strings longer than {target.length} are cut")
+        if t is R.CHAR:
+            effects.append(f"shorter ones are padded with spaces to {target.length}")
+        return JavaCastRule(java, ", ".join(effects) or None)
+    if t in (R.BINARY, R.VARBINARY) and s in (R.BINARY, R.VARBINARY, R.CHAR, R.VARCHAR):
+        java = ("BinaryToBinaryCastRule" if s in (R.BINARY, R.VARBINARY)
+                else "StringToBinaryCastRule")
+        effects = []
+        if target.length != MAX_LENGTH and not (s in (R.BINARY, R.VARBINARY) and
+                                                (source.length or 0) <= (target.length or 0)):
+            effects.append(f"bytes beyond {target.length} are cut")
+        if t is R.BINARY:
+            effects.append(f"shorter values are padded with zero bytes to {target.length}")
+        return JavaCastRule(java, ", ".join(effects) or None)
+    return None
+
+
+_INT_BITS = {R.TINYINT: 8, R.SMALLINT: 16, R.INTEGER: 32, R.BIGINT: 64}
+
+
+_NUMERIC_PRIMITIVES = {R.TINYINT, R.SMALLINT, R.INTEGER, R.BIGINT, R.FLOAT, R.DOUBLE}
+_STRINGS = {R.CHAR, R.VARCHAR}
+_BINARIES = {R.BINARY, R.VARBINARY}
+#: Paimon's CastExecutors rules: source roots → the target roots each has a rule for
+_EXECUTORS: dict[TypeRoot, set[TypeRoot]] = {
+    R.DECIMAL: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS},
+    **{r: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS, R.BOOLEAN} for r in _INT_BITS},
+    # NumericPrimitiveToTimestamp creates a cast for INT and BIGINT only
+    R.INTEGER: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS, R.BOOLEAN, *_TIMESTAMPS},
+    R.BIGINT: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS, R.BOOLEAN, *_TIMESTAMPS},
+    R.FLOAT: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS},
+    R.DOUBLE: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS},
+    R.BOOLEAN: {R.DECIMAL, *_NUMERIC_PRIMITIVES, *_STRINGS},
+    **{r: {*_STRINGS, R.BOOLEAN, R.DECIMAL, *_NUMERIC_PRIMITIVES, R.DATE,
+           R.TIME_WITHOUT_TIME_ZONE, *_TIMESTAMPS, *_BINARIES, R.ARRAY, R.MAP, R.ROW}
+       for r in _STRINGS},
+    **{r: {*_TIMESTAMPS, R.DATE, R.TIME_WITHOUT_TIME_ZONE, R.BIGINT, R.INTEGER}
+       for r in _TIMESTAMPS},
+    R.DATE: set(_TIMESTAMPS),
+    R.TIME_WITHOUT_TIME_ZONE: set(_TIMESTAMPS),
+    **{r: {*_BINARIES, *_STRINGS} for r in _BINARIES},
+    **{r: set(_STRINGS) for r in (R.ARRAY, R.MAP, R.ROW)},
+}
+
+
+def has_cast_executor(source: DataType, target: DataType) -> bool:
+    """Whether Paimon's ``CastExecutors.resolve(source, target)`` finds a cast: SchemaManager
+    refuses a type change without one, though ``DataTypeCasts`` allows it (TIMESTAMP →
+    VARCHAR(10), TIMESTAMP → DOUBLE, ARRAY<INT> → ARRAY<BIGINT> as a whole, whose element is
+    changed through ``a.element`` instead). The rules are Paimon 1.3's (master's): ARRAY, MAP
+    and ROW to and from strings are newer than Java Paimon 1.0. A change of nullability only
+    is no cast at all.
+
+        >>> from schemalab.types import parse_type as t
+        >>> has_cast_executor(t("TIMESTAMP(3)"), t("STRING"))
+        True
+        >>> has_cast_executor(t("TIMESTAMP(3)"), t("VARCHAR(30)"))
+        False
+    """
+    if source.with_nullable(True) == target.with_nullable(True):
+        return True
+    s, t = source.root, target.root
+    if s in (*_TIMESTAMPS, R.DATE, R.TIME_WITHOUT_TIME_ZONE) and t in _STRINGS:
+        # TimestampToStringCastRule & co. are keyed by STRING itself, not by VARCHAR(n)
+        return t is R.VARCHAR and getattr(target, "length", None) == MAX_LENGTH
+    if s in (R.DECIMAL, R.FLOAT, R.DOUBLE, R.TINYINT, R.SMALLINT) and t in _TIMESTAMPS:
+        return False  # NumericPrimitiveToTimestamp creates a cast for INT and BIGINT only
+    return t in _EXECUTORS.get(s, set())
