@@ -26,6 +26,10 @@ class FileNode:
     min_sequence_number: int | None = None
     max_sequence_number: int | None = None
 
+    def __repr__(self) -> str:
+        return (f"FileNode({self.path!r}, {self.kind}, schema {self.schema_id}, "
+                f"{self.row_count} row{'' if self.row_count == 1 else 's'})")
+
 
 @dataclass(frozen=True)
 class ManifestNode:
@@ -55,5 +59,29 @@ class SnapshotNode:
     live_files: tuple[FileNode, ...] = ()
     summary: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        rows = "?" if self.record_count is None else self.record_count
+        files = f", {len(self.live_files)} live files" if self.lists else ""
+        return (f"SnapshotNode({self.id}, {self.kind}, schema {self.schema_id}, {rows} rows"
+                f"{files})")
 
-#: how many loaded snapshot trees a TableHistory keeps
+    def _repr_html_(self) -> str:
+        from schemalab.render.html import snapshot_html
+
+        return snapshot_html(self)
+
+
+@dataclass(frozen=True)
+class SnapshotChange:
+    """What one snapshot changed: the data-file entries it added and removed (not the files
+    it only carried over), and how many data files are live after it."""
+
+    snapshot_id: int
+    added: tuple[FileNode, ...]
+    removed: tuple[FileNode, ...]
+    live_files: int
+
+    def __repr__(self) -> str:
+        return (f"SnapshotChange({self.snapshot_id}: +{len(self.added)} −{len(self.removed)} "
+                f"files, {self.live_files} live)")
+
