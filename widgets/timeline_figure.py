@@ -40,12 +40,9 @@ def format_time(millis: int | None) -> str:
 
 
 def snapshot_label(s: SnapshotNode) -> str:
-    """How a snapshot is named on screen: Paimon's small ids as they are; Iceberg's random
-    19-digit ids by the snapshot's sequence number (``#3``), the id itself on hover."""
-    seq = s.summary.get("sequence-number")
-    if isinstance(seq, int) and abs(s.id) >= 10**6:
-        return f"#{seq}"
-    return str(s.id)
+    """How a snapshot is named on screen (``SnapshotNode.label``): Iceberg's 19-digit ids
+    by sequence number, the id itself on hover."""
+    return s.label
 
 
 def snapshot_hover(s: SnapshotNode, *, with_time: bool = True) -> str:

@@ -59,6 +59,15 @@ class SnapshotNode:
     live_files: tuple[FileNode, ...] = ()
     summary: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """How the snapshot is named on screen: Paimon's small ids as they are; Iceberg's
+        random 19-digit ids by the snapshot's sequence number (``#3``)."""
+        seq = self.summary.get("sequence-number")
+        if isinstance(seq, int) and abs(self.id) >= 10**6:
+            return f"#{seq}"
+        return str(self.id)
+
     def __repr__(self) -> str:
         rows = "?" if self.record_count is None else self.record_count
         files = f", {len(self.live_files)} live files" if self.lists else ""

@@ -76,17 +76,19 @@ def _with_gap(rows: list[list[Any]], keep: list[int], left_out: int, width: int,
     return out
 
 
-def render_history_html(h: TableHistory) -> str:
+def render_history_html(h: TableHistory, *, times: bool = True) -> str:
     """A table's history: its schema versions and their changes, each field's lineage, and
-    the snapshots with what each changed and its live files."""
+    the snapshots with what each changed and its live files. ``times=False`` leaves out
+    when each was written (a notebook's stored output then stays the same run to run)."""
     versions = [v for v in h.schemas if v.kind == "schema"]
     newest = max((v.id for v in versions), default=0)
     v_rows = []
     for i, v in enumerate(versions):
         changes = (f"created with {len(v.top_level)} columns" if i == 0 else
                    ", ".join(event_badge(ev) for ev in v.events) or "options only")
-        v_rows.append([Html(schema_badge(v.id, newest)), fmt_time(v.time_millis),
-                       len(v.top_level), Html(changes)])
+        v_rows.append([Html(schema_badge(v.id, newest))]
+                      + ([fmt_time(v.time_millis)] if times else [])
+                      + [len(v.top_level), Html(changes)])
     keep, left = _shown(len(v_rows))
     parts = [f"<div class='sl-history' style='{BOX}'><h4 style='margin:4px 0'>{e(h.name)} "
              f"<small style='color:#57606a'>({e(h.format)})</small></h4>",
@@ -94,8 +96,8 @@ def render_history_html(h: TableHistory) -> str:
              f"{'s' if len(versions) != 1 else ''}, {len(h.lineage)} field"
              f"{'s' if len(h.lineage) != 1 else ''} over its life, {len(h.snapshots)} snapshot"
              f"{'s' if len(h.snapshots) != 1 else ''}</p>",
-             html_table(["schema", "time (UTC)", "columns", "changes"],
-                        _with_gap(v_rows, keep, left, 4, "versions"))]
+             html_table(["schema"] + (["time (UTC)"] if times else []) + ["columns", "changes"],
+                        _with_gap(v_rows, keep, left, 4 if times else 3, "versions"))]
     l_rows = []
     for lin in h.lineage:
         flags = []
@@ -109,11 +111,11 @@ def render_history_html(h: TableHistory) -> str:
     keep, left = _shown(len(l_rows))
     parts.append(html_table(["field id", "names", "events", "flags"],
                             _with_gap(l_rows, keep, left, 4, "fields"), css_class="sl-lineage"))
-    parts.append(_snapshots_html(h, newest))
+    parts.append(_snapshots_html(h, newest, times))
     return "".join(parts) + "</div>"
 
 
-def _snapshots_html(h: TableHistory, newest: int) -> str:
+def _snapshots_html(h: TableHistory, newest: int, times: bool) -> str:
     snaps = list(h.snapshots)
     if not snaps:
         return f"<p style='{NOTE}'>No snapshots yet: no data was written.</p>"
@@ -122,26 +124,28 @@ def _snapshots_html(h: TableHistory, newest: int) -> str:
         changes = {c.snapshot_id: c for c in h.changes([s.id for s in shown])}
     except Exception:  # an unreadable manifest: the rest of the history still shows
         changes = {}
-    rows = []
+    rows: list[list[Any]] = []
     for s in shown:
         c = changes.get(s.id)
-        rows.append([s.id, fmt_time(s.time_millis), s.kind, Html(schema_badge(s.schema_id,
-                                                                              newest)),
+        row: list[Any] = [s.label]
+        rows.append(row + ([fmt_time(s.time_millis)] if times else [])
+                    + [s.kind, Html(schema_badge(s.schema_id, newest)),
                      s.record_count, "" if c is None else f"+{len(c.added)}",
                      "" if c is None else f"−{len(c.removed)}",
                      "" if c is None else c.live_files])
     note = (f"the newest {len(shown)} of {len(snaps)} snapshots" if len(shown) < len(snaps)
             else "")
-    return html_table(["snapshot", "time (UTC)", "kind", "schema", "rows", "files added",
-                       "files removed", "live files"], rows, css_class="sl-snapshots",
-                      caption=note)
+    return html_table(["snapshot"] + (["time (UTC)"] if times else [])
+                      + ["kind", "schema", "rows", "files added", "files removed", "live files"],
+                      rows, css_class="sl-snapshots", caption=note)
 
 
 def explanation_html(ex: ReadExplanation) -> str:
     """A read explanation for a notebook: per file group, each column and why."""
-    snap = "no snapshot yet (no data)" if ex.snapshot_id is None else f"snapshot {ex.snapshot_id}"
-    parts = [f"<div class='sl-explain' style='{BOX}'><b>{e(ex.table)}</b>: read of {e(snap)} "
-             f"in schema {ex.schema_id} <span style='color:#57606a'>({e(ex.mode_text)})</span>"]
+    what = (f"no data yet (no snapshot); schema {ex.schema_id}" if ex.snapshot_id is None
+            else f"read of snapshot {ex.snapshot_id} in schema {ex.schema_id}")
+    parts = [f"<div class='sl-explain' style='{BOX}'><b>{e(ex.table)}</b>: {e(what)} "
+             f"<span style='color:#57606a'>({e(ex.mode_text)})</span>"]
     if ex.merge:
         parts.append(f"<p class='sl-merge'>{e(ex.merge)}</p>")
     if ex.key is not None:
