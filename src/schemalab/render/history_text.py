@@ -102,7 +102,7 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
 
         if v.id == h.schemas[0].id and flt.field is None:
             changes = f"created with {len(v.top_level)} columns"
-        out.append(f"  schema {v.id} ({time_text(v.time_millis)}): {changes}")
+        out.append(f"  schema {v.id}: {changes}  ({time_text(v.time_millis)})")
         if flt.field is None:
             out.append(f"      columns: {', '.join(f.name for f in v.top_level)}")
         shown += 1
