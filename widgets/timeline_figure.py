@@ -67,45 +67,22 @@ class _Item:
 
 def _in_order(versions: Sequence[SchemaVersion], snaps: Sequence[SnapshotNode]
               ) -> list[_Item]:
-    """Versions and snapshots in the order they were written: by time when every one has
-    a time, else each snapshot right after the version it was written under. A snapshot
-    never comes before its own schema version."""
-    items = [_Item("schema", v.id, v.time_millis, version=v) for v in versions]
-    known = all(i.time for i in items) and all(s.time_millis for s in snaps)
-    if not known:
-        out: list[_Item] = []
-        by_schema: dict[int | None, list[SnapshotNode]] = {}
-        for s in snaps:
-            by_schema.setdefault(s.schema_id, []).append(s)
-        placed = set()
-        for it in items:
-            out.append(it)
-            out.extend(_Item("snapshot", s.schema_id, s.time_millis, snapshot=s)
-                       for s in by_schema.get(it.schema_id, []))
-            placed.add(it.schema_id)
+    """Versions and snapshots in the order they were written: each snapshot after the
+    schema version it records (the table's newest version when it committed, in Paimon and
+    Iceberg alike) and before the next one. Derived from ids, not times, so two commits in
+    one millisecond cannot swap places and a stored figure is the same every run."""
+    by_schema: dict[int | None, list[SnapshotNode]] = {}
+    for s in snaps:
+        by_schema.setdefault(s.schema_id, []).append(s)
+    out: list[_Item] = []
+    placed: set[int | None] = set()
+    for v in versions:
+        out.append(_Item("schema", v.id, v.time_millis, version=v))
         out.extend(_Item("snapshot", s.schema_id, s.time_millis, snapshot=s)
-                   for s in snaps if s.schema_id not in placed)
-        return out
-    seen: set[int | None] = set()
-    out = []
-    pending = sorted([(s.time_millis or 0, 1, k) for k, s in enumerate(snaps)]
-                     + [(v.time_millis or 0, 0, k) for k, v in enumerate(versions)])
-    waiting: dict[int | None, list[SnapshotNode]] = {}
-    for _, kind, k in pending:
-        if kind == 0:
-            v = versions[k]
-            out.append(_Item("schema", v.id, v.time_millis, version=v))
-            seen.add(v.id)
-            out.extend(_Item("snapshot", s.schema_id, s.time_millis, snapshot=s)
-                       for s in waiting.pop(v.id, []))
-        else:
-            s = snaps[k]
-            if s.schema_id in seen or s.schema_id not in {v.id for v in versions}:
-                out.append(_Item("snapshot", s.schema_id, s.time_millis, snapshot=s))
-            else:
-                waiting.setdefault(s.schema_id, []).append(s)
-    for rest in waiting.values():
-        out.extend(_Item("snapshot", s.schema_id, s.time_millis, snapshot=s) for s in rest)
+                   for s in by_schema.get(v.id, []))
+        placed.add(v.id)
+    out.extend(_Item("snapshot", s.schema_id, s.time_millis, snapshot=s)
+               for s in snaps if s.schema_id not in placed)
     return out
 
 
