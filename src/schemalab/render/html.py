@@ -150,6 +150,10 @@ def explanation_html(ex: ReadExplanation) -> str:
         parts.append(f"<p class='sl-merge'>{e(ex.merge)}</p>")
     if ex.key is not None:
         parts.append(key_html(ex.key))
+    if ex.deletes:
+        items = "".join(f"<li>{e(d.text)}</li>" for d in ex.deletes)
+        parts.append("<p style='margin:6px 0 2px 0'>deletes: why rows are absent, or present "
+                     f"despite a delete file</p><ul class='sl-deletes'>{items}</ul>")
     if not ex.groups:
         parts.append(f"<p style='{NOTE}'>No data files: every read is empty.</p>")
     for g in ex.groups:
