@@ -1047,3 +1047,63 @@ def test_history_pauses_the_garbage_collector_only_while_it_builds(
         assert not gc.isenabled()
         1 / 0  # noqa: B018
     assert gc.isenabled()
+
+
+# --------------------------------------------------------------------------------------------
+# Deletes in the explorer: the tree, inspect and t.why on a Java Iceberg table whose row
+# id = 2 is removed by an equality delete and written again after it (t25)
+# --------------------------------------------------------------------------------------------
+
+ICEBERG_TARBALL = (Path(__file__).parent / "fixtures" / "iceberg-java-1.10"
+                   / "iceberg-java-1.10.2-tables.tar.gz")
+
+
+def _t25(tmp_path: Path) -> Path:
+    import tarfile
+
+    with tarfile.open(ICEBERG_TARBALL) as tar:
+        tar.extractall(tmp_path, filter="data", members=[
+            m for m in tar.getmembers() if m.name.startswith("db/t25_equality_deletes/")])
+    return tmp_path / "db" / "t25_equality_deletes"
+
+
+def test_tree_and_inspect_show_delete_files_and_what_row_counts_count(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from schemalab.widgets.tree_figure import reads_text, snapshot_tree_figure
+
+    path = _t25(tmp_path)
+    t = sl.open_table(str(path))
+    h = t.history()
+    assert [s.label for s in h.snapshots] == ["#1", "#2", "#3"]
+    node = h.tree(h.snapshots[-1].id)
+    fig = snapshot_tree_figure(node, reads=reads_text(t, node.schema_id))
+    deletes = [tr for tr in fig.data if tr.name == "delete file / deletion vector"]
+    assert len(deletes) == 1 and "eq-delete-id2.parquet · 1 delete row" in deletes[0].text[0]
+    assert deletes[0].marker.pattern.shape == "x"
+    sub = fig.layout.title.subtitle.text
+    assert "4 rows — total-records: rows in the data files, before deletes" in sub
+    assert "no merge engine" in sub and "snapshot #3" in fig.layout.title.text
+    assert str(node.id) in fig.layout.title.text  # the id, small, beside the label
+    assert cli.main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    delete_snap = next(ln for ln in out.splitlines() if f"snapshot {h.snapshots[1].id} " in ln)
+    assert "+1 −0 files" in delete_snap
+    assert "+ equality deletes: data/eq-delete-id2.parquet schema 0 1 delete row" in out
+
+
+def test_why_explains_a_row_that_deletes_removed_and_one_that_came_back(
+        tmp_path: Path, spark: Any) -> None:
+    t = sl.open_table(str(_t25(tmp_path)), spark=spark)
+    gone = t.history().snapshots[1].id
+    at_delete = t.why("v", where="id = 2", snapshot_id=gone)
+    assert at_delete.rows == 0 and at_delete.deleted == 1
+    text = str(at_delete)
+    assert "No rows: the data files hold 1 such row, and deletes removed it." in text
+    assert "equality delete file eq-delete-id2.parquet" in text
+    now = t.why("v", where="id = 2")
+    assert now.rows == 1 and now.deleted == 1 and now.groups[0].values == (("b-again", 1),)
+    text = str(now)
+    assert "1 of 1 row removed" in text and "1 row kept" in text
+    assert "written after equality delete file eq-delete-id2.parquet" in text
+    html = now._repr_html_()
+    assert "sl-deletes" in html and "eq-delete-id2.parquet" in html

@@ -30,7 +30,7 @@ from schemalab.widgets.figures import (
 )
 from schemalab.widgets.lineage_figure import MAX_COLUMNS
 from schemalab.widgets.timeline_figure import format_time, snapshot_label
-from schemalab.widgets.tree_figure import rows_text
+from schemalab.widgets.tree_figure import reads_text, rows_text
 
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
@@ -226,10 +226,11 @@ class SnapshotTreeView(ReadableWidget, W.VBox):
             label = snapshot_label(node)
             self.snapshot_id.value = (f"<span style='{NOTE}'>id {node.id}</span>"
                                       if label != str(node.id) else "")
-            self.figure = snapshot_tree_figure(node, newest_schema=self.newest)
+            self.figure = snapshot_tree_figure(node, newest_schema=self.newest,
+                                               reads=reads_text(self.table, node.schema_id))
             figure = FullWidthFigure(self.figure)
             for trace in figure.widget.data:
-                if trace.name and trace.name.startswith("file"):
+                if trace.name and trace.name.startswith(("file", "delete")):
                     trace.on_click(self._clicked)
             self.figure_box.children = [figure]
             self.files.options = [(f"{f.path} (schema {f.schema_id}, {rows_text(f.row_count)})",

@@ -19,6 +19,7 @@ that does not convert under ``cast.mode = explicit-null``, or a NULL the file it
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -81,6 +82,11 @@ class WhyAnswer:
     history: tuple[str, ...]
     groups: tuple[WhyGroup, ...]
     merge: str | None = None
+    #: rows (of those ``where`` selects) that deletes removed, or kept despite a delete
+    #: file, and why: one sentence per data file (empty for a read without deletes)
+    deletes: tuple[str, ...] = ()
+    #: how many of the rows in the data files that ``where`` selects the deletes removed
+    deleted: int = 0
 
     @property
     def rows(self) -> int:
@@ -101,16 +107,30 @@ class WhyAnswer:
         if self.merge:
             lines.append(self.merge)
         if not self.groups:
-            lines.append("No rows: " + ("no row matches the condition." if self.where
-                                        else "the table has no data files."))
-            return "\n".join(lines)
-        lines.append(f"{self.rows} row{'s' if self.rows != 1 else ''}, {self.nulls} NULL")
+            lines.append("No rows: " + (self.no_rows_text() + "."))
+        else:
+            lines.append(f"{self.rows} row{'s' if self.rows != 1 else ''}, {self.nulls} NULL")
         for g in self.groups:
             lines.append(f"  {g.title}" + (f"; values {_values(g.values)}" if g.values else ""))
             lines.append(f"    {g.text}")
             if g.note:
                 lines.append(f"    {g.note}")
+        if self.deletes:
+            lines.append(self.deletes_title())
+            lines.extend("  " + d.replace("\n", "\n  ") for d in self.deletes)
         return "\n".join(lines)
+
+    def no_rows_text(self) -> str:
+        if self.deleted:
+            return (f"the data files hold {self.deleted} such row"
+                    f"{'s' if self.deleted != 1 else ''}, and deletes removed "
+                    f"{'them' if self.deleted != 1 else 'it'}")
+        return "no row matches the condition" if self.where else "the table has no data files"
+
+    def deletes_title(self) -> str:
+        rows = f"row{'s' if self.deleted != 1 else ''}"
+        of = f" where {self.where}" if self.where else ""
+        return f"deletes: {self.deleted} {rows}{of} removed from the data files"
 
     def __str__(self) -> str:
         return self.text()
@@ -152,8 +172,69 @@ def why(plan: ReadPlan, history: TableHistory, spark: SparkSession, column: str,
             note = _cast_note(plan, spark, read, by_schema.get(sid, [])) or note
         groups.append(WhyGroup(sid, len(by_schema.get(sid, [])), rows, nulls, values, text,
                                c.kind if c is not None else "null", note))
+    deleted, deletes = _deletes(plan, ex.deletes, spark, where) if _has_deletes(plan) \
+        else (0, [])
     return WhyAnswer(plan.table, column, fid, plan.snapshot_id, plan.target.id,
-                     ex.mode_text, where, tuple(story), tuple(groups), merge=ex.merge)
+                     ex.mode_text, where, tuple(story), tuple(groups), merge=ex.merge,
+                     deletes=tuple(deletes), deleted=deleted)
+
+
+def _n_rows(n: int) -> str:
+    return f"{n} row{'s' if n != 1 else ''}"
+
+
+def _has_deletes(plan: ReadPlan) -> bool:
+    return bool(plan.equality_deletes or plan.skipped or plan.ignored_deletes
+                or any(f.deletes for f in plan.files))
+
+
+def _without_deletes(plan: ReadPlan) -> ReadPlan:
+    """The same read with no delete applied: every row its data files hold."""
+    groups = tuple(dataclasses.replace(g, files=tuple(dataclasses.replace(f, deletes=())
+                                                      for f in g.files))
+                   for g in plan.groups)
+    return dataclasses.replace(plan, groups=groups, equality_deletes=())
+
+
+def _per_file(plan: ReadPlan, spark: SparkSession, where: str | None) -> dict[str, int]:
+    """Rows (that ``where`` selects) per data file's name."""
+    from schemalab.engine.scan import FILE_COL
+
+    if not plan.files:
+        return {}
+    df = _filtered(plan, _rows(plan, spark), where)
+    return {_base(r[0]): int(r[1]) for r in df.groupBy(FILE_COL).count().collect()}
+
+
+def _base(path: str) -> str:
+    return os.path.basename(_norm(path))
+
+
+def _deletes(plan: ReadPlan, explained: Any, spark: SparkSession, where: str | None
+             ) -> tuple[int, list[str]]:
+    """How many rows ``where`` selects in the data files the deletes removed, and per data
+    file why its rows were removed or kept (the explanation's sentences)."""
+    before = _per_file(_without_deletes(plan), spark, where)
+    after = _per_file(plan, spark, where)
+    by_file: dict[str | None, list[Any]] = {}
+    for d in explained:
+        by_file.setdefault(d.data_file, []).append(d)
+    out = []
+    total = 0
+    for f in plan.files:
+        name = os.path.basename(f.path)
+        gone = before.get(name, 0) - after.get(name, 0)
+        total += gone
+        why_gone = [d.text for d in by_file.get(name, []) if d.rows != 0]
+        kept = [d.text for d in by_file.get(name, []) if d.rows == 0]
+        if gone:
+            out.append(f"{name}: {gone} of {_n_rows(before[name])} removed\n"
+                       + "\n".join(f"  {t}" for t in why_gone or ["by a delete"]))
+        if after.get(name) and kept:
+            out.append(f"{name}: {_n_rows(after[name])} kept\n"
+                       + "\n".join(f"  {t}" for t in kept))
+    out += [d.text for d in explained if d.kind == "not read" or d.data_file is None]
+    return total, out
 
 
 def _resolve(plan: ReadPlan, history: TableHistory, column: str) -> tuple[DataField, list[str]]:
@@ -279,7 +360,7 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     from schemalab.engine.spark_reader import quote
     from schemalab.paimon.primary_key import RETRACT, merge_key_columns
 
-    if plan.merge_engine is None:
+    if not plan.merges:
         frames = [read_group(plan, g, spark, with_file=True) for g in plan.groups if g.files]
         df = frames[0]
         for other in frames[1:]:
@@ -295,6 +376,20 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
         "__sl_max", SEQ_COL, KIND_COL)
 
 
+def _filtered(plan: ReadPlan, df: DataFrame, where: str | None) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    if not where:
+        return df
+    try:
+        return df.where(F.expr(where))
+    except Exception as e:
+        first = next((ln for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+        raise SchemaLabError(f"Table {plan.table}: the condition {where!r} does not work "
+                             f"on this read: {first}", table=plan.table,
+                             rule="where-condition") from None
+
+
 def _counts(plan: ReadPlan, spark: SparkSession, column: str, where: str | None
             ) -> dict[int, tuple[int, int, tuple[tuple[str, int], ...]]]:
     """Per schema id of the files: rows, NULLs of ``column``, most common values."""
@@ -304,15 +399,7 @@ def _counts(plan: ReadPlan, spark: SparkSession, column: str, where: str | None
     from schemalab.engine.scan import FILE_COL
     from schemalab.engine.spark_reader import quote
 
-    df = _rows(plan, spark)
-    if where:
-        try:
-            df = df.where(F.expr(where))
-        except Exception as e:
-            first = next((ln for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
-            raise SchemaLabError(f"Table {plan.table}: the condition {where!r} does not work "
-                                 f"on this read: {first}", table=plan.table,
-                                 rule="where-condition") from None
+    df = _filtered(plan, _rows(plan, spark), where)
     schema_of = {_norm(f.path): f.schema_id for f in plan.files}
     # the files as Spark names them (URIs), then each row's schema id through a small map
     uris = [r[0] for r in df.select(FILE_COL).distinct().collect()]

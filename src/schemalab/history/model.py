@@ -77,12 +77,11 @@ class TableHistory:
         records no per-commit list of its own that is cheaper to read)."""
         out = []
         for sid in wanted:
-            node = self.tree(sid)
-            live = {f.path: f for f in node.live_files}
-            parent = node.parent_id
+            live = _live_with_deletes(self.tree(sid))
+            parent = self.tree(sid).parent_id
             before: dict[str, Any] = {}
             if parent is not None and parent in self._positions:
-                before = {f.path: f for f in self.tree(parent).live_files}
+                before = _live_with_deletes(self.tree(parent))
             out.append(SnapshotChange(
                 sid, tuple(f for p, f in live.items() if p not in before),
                 tuple(f for p, f in before.items() if p not in live), len(live)))
@@ -156,3 +155,16 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def _live_with_deletes(node: SnapshotNode) -> dict[str, Any]:
+    """A snapshot's live data files and its live delete files (Iceberg's position and
+    equality delete files and deletion vectors, which ``live_files`` leaves out), by path."""
+    live: dict[str, Any] = {f.path: f for f in node.live_files}
+    for lst in node.lists:
+        for m in lst.manifests:
+            for f in m.files:
+                kind = f.kind.split(" ", 1)
+                if len(kind) == 2 and "delet" in kind[1] and kind[0] in ("ADDED", "EXISTING"):
+                    live.setdefault(f.path, f)
+    return live

@@ -145,6 +145,8 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
         out.extend(f"    + {file_text(f)}" for f in c.added)
         out.extend(f"    − {file_text(f)}" for f in c.removed)
         if flt.snapshot is not None:
+            if s.record_count_text:
+                out.append(f"    rows counted as {s.record_count_text}")
             live = h.tree(s.id).live_files
             out.append(f"    live files ({len(live)}):")
             out.extend(f"      {file_text(f)}" for f in live)
@@ -159,7 +161,17 @@ def file_text(f: FileNode) -> str:
     if f.min_key is not None and f.max_key is not None:  # its place in the LSM tree
         keys = (f" level {f.level} keys {_key_text(f.min_key)}..{_key_text(f.max_key)} seq "
                 f"{f.min_sequence_number}..{f.max_sequence_number}")
-    return f"{f.path}{where}{bucket} schema {f.schema_id} {rows_text(f.row_count)}{keys}"
+    content = f.kind.split(" ", 1)[1] if " " in f.kind else ""  # delete/index files
+    what = f"{content}: " if content else ""
+    rows = rows_text(f.row_count)
+    if content == "deletion vectors":
+        rows = f"for {f.row_count} data file{'s' if f.row_count != 1 else ''}"
+    elif content:
+        rows = f"{f.row_count} delete row{'s' if f.row_count != 1 else ''}"
+    extra = f" (deletes rows of {f.target})" if f.target else ""
+    if f.deleted_rows:
+        extra += f", {f.deleted_rows} deleted by a deletion vector in {f.deleted_by}"
+    return f"{what}{f.path}{where}{bucket} schema {f.schema_id} {rows}{keys}{extra}"
 
 
 def _key_text(key: Sequence[Any]) -> str:

@@ -33,6 +33,11 @@ REUSE_COLOR = "#8c959f"
 SCHEMA_RAMP = ("#a6dbd1", "#00494a")
 #: entries that remove a file (a DELETE manifest entry), apart from every schema id
 REMOVED_FILE_COLOR = "#d0d7de"
+#: delete files and deletion vectors (Iceberg's position/equality deletes, Puffin deletion
+#: vectors, Paimon's deletion-vector index files): a rose no change kind or schema id uses
+DELETE_FILE_COLOR = "#f6d5e5"
+#: other index files (Paimon's hash index)
+INDEX_FILE_COLOR = "#eaeef2"
 
 
 def event_color(kind: str) -> str:

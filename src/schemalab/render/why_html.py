@@ -18,9 +18,8 @@ def why_html(a: WhyAnswer) -> str:
     if a.merge:
         parts.append(f"<p style='{NOTE}'>{e(a.merge)}</p>")
     if not a.groups:
-        parts.append(f"<p>No rows: {'no row matches the condition' if a.where else 'no data'}"
-                     ".</p></div>")
-        return "".join(parts)
+        parts.append(f"<p>No rows: {e(a.no_rows_text())}.</p>")
+        return "".join(parts) + _deletes_html(a) + "</div>"
     parts.append(f"<p style='margin:4px 0'>{a.rows} row{'s' if a.rows != 1 else ''}, "
                  f"{a.nulls} NULL</p>")
     newest = max(g.schema_id for g in a.groups)
@@ -29,4 +28,13 @@ def why_html(a: WhyAnswer) -> str:
              Html(e(g.text) + (f"<br><i>{e(g.note)}</i>" if g.note else ""))] for g in a.groups]
     parts.append(html_table(["files written under", "files", "rows", "NULL", "values",
                              "why"], rows, row_classes=[f"sl-{g.kind}" for g in a.groups]))
-    return "".join(parts) + "</div>"
+    return "".join(parts) + _deletes_html(a) + "</div>"
+
+
+def _deletes_html(a: WhyAnswer) -> str:
+    if not a.deletes:
+        return ""
+    items = "".join("<li>" + "<br>".join(e(x.strip()) for x in d.splitlines()) + "</li>"
+                    for d in a.deletes)
+    return (f"<p style='margin:6px 0 2px 0'>{e(a.deletes_title())}</p>"
+            f"<ul class='sl-deletes' style='margin:0'>{items}</ul>")
