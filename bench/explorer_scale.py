@@ -186,11 +186,18 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     runs = 2 if args.quick else args.runs
     root = tempfile.mkdtemp(prefix="schemalab-explorer-bench-")
+    print(f"load average at start: {_load()} ({os.cpu_count()} cores; wall time stretches "
+          "with it, CPU time much less)")
     figures("rides_history.sql (the trips table)", rides_history(root), runs)
     if not args.quick:
         figures("synthetic", synthetic_history(root, 200, 300), runs)
     inspect_growth(root, [100, 200] if args.quick else [100, 200, 400], runs)
+    print(f"\nload average at end: {_load()}")
     return 0
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":
