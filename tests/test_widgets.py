@@ -423,3 +423,41 @@ def test_figures_escape_hostile_names(stepper_wh: Any) -> None:
         texts += [str(t) for tr in fig.data for t in (tr.hovertext or ())]
         texts += list(fig.layout.yaxis.ticktext or ())
         assert texts and all("<script>" not in t and "<b>x" not in t for t in texts)
+
+
+def test_tree_draws_paimon_deletion_vectors_and_index_files_apart() -> None:
+    """A Paimon snapshot with an index manifest: its deletion-vector file is a delete file
+    (rose, cross-hatched), its hash index an index file, and the data file the vector covers
+    says how many of its rows it deletes; none takes a schema's colour."""
+    from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
+    from schemalab.render.history_text import file_text
+    from schemalab.widgets.tree_figure import snapshot_tree_figure
+
+    data = FileNode(path="bucket-0/data-1.parquet", kind="ADD", schema_id=1, row_count=10,
+                    partition={}, bucket=0, deleted_rows=3, deleted_by="index-abc-0")
+    dv = FileNode(path="index/index-abc-0", kind="ADD deletion vectors", schema_id=1,
+                  row_count=1, partition={}, bucket=0, target="data-1.parquet")
+    hash_index = FileNode(path="index/index-abc-1", kind="ADD hash index", schema_id=1,
+                          row_count=10, partition={}, bucket=0)
+    node = SnapshotNode(
+        4, 3, 1, None, "COMPACT", 10,
+        lists=(ManifestListNode("base", "manifest-list-a", (
+                   ManifestNode("manifest-a", 1, 0, 1, (data,)),)),
+               ManifestListNode("index", "index-manifest-a", (
+                   ManifestNode("index-manifest-a", 2, 0, None, (dv, hash_index)),))),
+        live_files=(data,),
+        record_count_text="totalRecordCount: records in the live data files, before merges "
+                          "and deletion vectors")
+    fig = snapshot_tree_figure(node, reads="append table: no merge engine; deletion vectors on")
+    by_name = {t.name: t for t in fig.data}
+    assert list(by_name["delete file / deletion vector"].text) == [
+        "ADD deletion vectors index/index-abc-0 · 1 data file"]
+    assert by_name["delete file / deletion vector"].marker.pattern.shape == "x"
+    assert list(by_name["index file"].text) == ["ADD hash index index/index-abc-1 · 10 rows"]
+    assert list(by_name["file, schema 1"].text) == [
+        "ADD bucket-0/data-1.parquet · 10 rows, 3 deleted by a deletion vector"]
+    assert "index manifest" in list(by_name["manifest list"].text)
+    assert "before merges and deletion vectors" in fig.layout.title.subtitle.text
+    assert "deletion vectors on" in fig.layout.title.subtitle.text
+    assert file_text(data).endswith("3 deleted by a deletion vector in index-abc-0")
+    assert file_text(dv).startswith("deletion vectors: index/index-abc-0")
