@@ -429,9 +429,10 @@ def test_tree_draws_paimon_deletion_vectors_and_index_files_apart() -> None:
     """A Paimon snapshot with an index manifest: its deletion-vector file is a delete file
     (rose, cross-hatched), its hash index an index file, and the data file the vector covers
     says how many of its rows it deletes; none takes a schema's colour."""
+    from schemalab.widgets.tree_figure import snapshot_tree_figure
+
     from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
     from schemalab.render.history_text import file_text
-    from schemalab.widgets.tree_figure import snapshot_tree_figure
 
     data = FileNode(path="bucket-0/data-1.parquet", kind="ADD", schema_id=1, row_count=10,
                     partition={}, bucket=0, deleted_rows=3, deleted_by="index-abc-0")
@@ -461,3 +462,38 @@ def test_tree_draws_paimon_deletion_vectors_and_index_files_apart() -> None:
     assert "deletion vectors on" in fig.layout.title.subtitle.text
     assert file_text(data).endswith("3 deleted by a deletion vector in index-abc-0")
     assert file_text(dv).startswith("deletion vectors: index/index-abc-0")
+
+
+def test_stored_notebooks_draw_plotly_figures_as_png_and_keep_widget_text(tmp_path: Path) -> None:
+    """``python -m schemalab.widgets.static``: a plotly figure gains a PNG (drawn by plotly.js
+    in Debian's chromium) that GitHub and nbconvert show; a widget output keeps only its
+    static view. Without chromium the PNG step is skipped, and says so."""
+    import base64
+    import json
+    import shutil
+
+    from schemalab.widgets.static import PLOTLY, WIDGET_VIEW, main
+
+    if not shutil.which("chromium"):
+        pytest.skip("no chromium: `make test-browser` installs it")
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Bar(x=["a", "b"], y=[1, 2]), layout=dict(height=300))
+    nb = {"cells": [
+        {"cell_type": "code", "source": "", "metadata": {}, "outputs": [
+            {"output_type": "display_data", "metadata": {},
+             "data": {PLOTLY: json.loads(fig.to_json()), "text/plain": "Figure"}}]},
+        {"cell_type": "code", "source": "", "metadata": {}, "outputs": [
+            {"output_type": "display_data", "metadata": {},
+             "data": {WIDGET_VIEW: {"model_id": "x"}, "text/plain": "Explorer: 3 views"}}]}],
+        "metadata": {"widgets": {"state": {}}}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    assert main([str(path)]) == 0
+    out = json.loads(path.read_text())
+    figure, widget = (c["outputs"][0]["data"] for c in out["cells"])
+    png = base64.b64decode(figure["image/png"])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
+    assert PLOTLY in figure  # JupyterLab still draws the interactive figure
+    assert WIDGET_VIEW not in widget and widget["text/plain"] == "Explorer: 3 views"
+    assert "widgets" not in out["metadata"]
