@@ -19,7 +19,17 @@ $(STAMP): pyproject.toml
 	  test -x $(PY) || $$PYBIN -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,lab]"
-	@touch $(STAMP)
+	@touch $(STAMP) $(LAB_STAMP)
+
+# `make lab` needs only the runtime and the `lab` extra (JupyterLab, and pyiceberg for
+# notebook 06): a few hundred MB, not the test tools. `make test` installs both.
+LAB_STAMP := $(VENV)/.installed-lab
+$(LAB_STAMP): pyproject.toml
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  test -x $(PY) || $$PYBIN -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[lab]"
+	@touch $(LAB_STAMP)
 
 # --- Java Paimon oracle (tests/oracles/, issue "Java Paimon fidelity, both ways") -----------
 # Its own venv: paimon-python-ali bundles Java Paimon 1.0 (paimon-python-java-bridge.jar) and
@@ -44,8 +54,12 @@ test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
 	$(PY) -m pytest -q tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py
 # --- end Java Paimon oracle ------------------------------------------------------------------
 
-lab: check-java $(STAMP)
-	cd notebooks && ../$(VENV)/bin/jupyter lab $$(test -f 00_tour.ipynb && echo 00_tour.ipynb)
+# JupyterLab on the tour. Jupyter refuses to run as root (containers, CI machines) unless
+# told: --allow-root then. `python -m jupyterlab`: a copied venv's scripts point elsewhere.
+LAB_ARGS ?=
+lab: check-java $(LAB_STAMP)
+	cd notebooks && $(abspath $(PY)) -m jupyterlab $$(test "$$(id -u)" -eq 0 && echo --allow-root) \
+	  $(LAB_ARGS) 00_tour.ipynb
 
 # Fast pure-Python tests, then Spark tests (one shared session), then every notebook (nbval).
 test: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
@@ -61,12 +75,14 @@ test-browser: check-java $(STAMP)
 
 # Re-run notebooks and store their outputs for nbval (NB=notebooks/xx.ipynb for one). No widget
 # state (plotly's FigureWidget would store its whole JS bundle: megabytes per figure) and no
-# per-cell timings, so a re-run only changes what a reader sees.
+# per-cell timings, so a re-run only changes what a reader sees. Widget outputs are then
+# stored as their static views (schemalab.widgets.static), which GitHub and nbconvert render.
 NB ?= notebooks/*.ipynb
 notebooks: check-java $(STAMP)
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	$(PY) -m nbconvert --to notebook --execute --inplace \
 	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
 	  $(NB)
+	$(PY) -m schemalab.widgets.static $(NB)
 
 # A plain `pip install .` (runtime dependencies only, no extras) in a fresh venv runs the
 # FLIP-226 example and a primary-key table: the dependency list alone makes a working install.
@@ -82,8 +98,8 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q tests -m "not spark"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src widgets tests bench
-	$(VENV)/bin/mypy src widgets
+	$(PY) -m ruff check src widgets tests bench
+	$(PY) -m mypy src widgets
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

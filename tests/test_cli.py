@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCHEMALAB = [sys.executable, "-m", "schemalab.cli"]
 
 
@@ -59,3 +61,51 @@ def test_inspect_every_iceberg_fixture() -> None:
         else:
             assert r.returncode == 1, path.name
             assert r.stderr.startswith(f"error: {path}") and r.stderr.count("\n") == 1
+
+
+def test_explain_says_why_a_column_reads_as_it_does(tmp_path: Path, spark: object,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``explain --column`` runs the read (the shared session: in-process) and answers from
+    the same plan as explain_read, with the field's history; a wrong column is one line that
+    says what the history knows."""
+    import schemalab as sl
+    from schemalab import cli
+
+    wh = sl.Warehouse(tmp_path / "wh", spark=spark)  # type: ignore[arg-type]
+    wh.sql((Path(__file__).parents[1] / "data" / "scenarios" / "flip226.sql").read_text())
+    path = wh.table("T").path
+    assert cli.main(["explain", path, "--column", "c", "--where", "a = 'a1'"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("default.T: why `c` reads as it does (snapshot 2, schema 2, "
+                      "cast.mode = explicit; rows where a = 'a1')")
+    assert out[1] == "field 3 `c`: added in schema 2."
+    assert out[2].startswith("The name `c` belonged to field 2 before (added in schema 0, "
+                             "dropped in schema 1)")
+    assert out[3:] == [
+        "1 row, 1 NULL",
+        "  files written under schema 0 (1 file): 1 row, 1 NULL; values NULL ×1",
+        "    NULL: field 3 `c` did not exist when these files were written (schema 0)",
+        "    these files' own `c` column is field 2, which was dropped in schema 1: the read "
+        "ignores it"]
+    assert cli.main(["explain", path, "--column", "c", "--snapshot", "1"]) == 0
+    assert "  files written under schema 0 (1 file): 1 row, 0 NULL; values c1 ×1" in (
+        capsys.readouterr().out)
+    assert cli.main(["explain", path]) == 0
+    assert capsys.readouterr().out.startswith("default.T: read of snapshot 2 in schema 2")
+    wh.sql("ALTER TABLE T RENAME COLUMN b TO b2")
+    assert cli.main(["explain", path, "--column", "b"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("`b` was renamed to `b2` in schema 3 (field 1; today "
+                                     "`b2`)") in err
+
+
+def test_multi_statement_errors_say_what_was_applied(tmp_path: Path) -> None:
+    wh = str(tmp_path / "wh")
+    r = run("sql", wh, "-e", "CREATE TABLE t (id INT, amount INT); "
+                             "ALTER TABLE t RENAME COLUMN amount TO amount_cents; "
+                             "ALTER TABLE t DROP COLUMN amount")
+    assert r.returncode == 1
+    assert r.stderr.strip() == (
+        "error: Statement 3 of 3 (ALTER TABLE t DROP COLUMN amount) failed; statements 1, 2 "
+        "were applied and stay: Column amount does not exist in the default.t table. "
+        "`amount` was renamed to `amount_cents` in schema 1 (field 1; today `amount_cents`).")

@@ -558,8 +558,11 @@ def test_inspect_text_on_every_fixture(key: str, pypaimon_warehouses: Path,
     if key == "events":
         assert "  field 1: name → full_name  (added@0, renamed@2)" in out
         assert "  schema 5: `qty`: INT → STRING" in out
-        assert ("ADD dt=2024-01-03/bucket-0/data-e549044f-6f6d-4760-8981-420ea1b6bffb-0.parquet"
-                " [dt=2024-01-03] bucket 0 schema 5 1 row") in out
+        assert ("    + dt=2024-01-03/bucket-0/data-e549044f-6f6d-4760-8981-420ea1b6bffb-0"
+                ".parquet [dt=2024-01-03] bucket 0 schema 5 1 row") in out
+        # each snapshot says what it changed and how many files are live after it
+        assert "  snapshot 1 (APPEND, schema 0, 3 rows) " in out
+        assert out.count(": +2 −0 files, ") == 2 and ": +2 −0 files, 4 live\n" in out
     if key == "nested":
         assert "  field 2: addr.city → addr.town  (added@0, renamed@1)" in out
 
@@ -731,6 +734,117 @@ def test_html_escapes_hostile_names(tmp_path: Path) -> None:
     assert explained.column(0, quote).text == ("by id from column `q` (INT → STRING, "
                                                "Java Paimon's explicit cast)")
     assert explained.column(0, HOSTILE).text == f"by id from column `{HOSTILE}`"
+
+
+def _lines(path: str, capsys: pytest.CaptureFixture[str], *args: str) -> list[str]:
+    assert cli.main(["inspect", path, *args]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_inspect_output_grows_linearly_with_snapshots(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """Each snapshot prints what its commit changed — a line for itself and one per file it
+    added — not every earlier file again: 10 more snapshots, 20 more lines."""
+    t = make_table(tmp_path, [("id", INT())])
+    for i in range(10):
+        append_rows(t, [{"id": i}])
+    ten = _lines(t.path, capsys)
+    for i in range(10, 20):
+        append_rows(t, [{"id": i}])
+    twenty = _lines(t.path, capsys)
+    assert len(twenty) - len(ten) == 20
+    last = [ln for ln in twenty if ln.startswith("  snapshot 20 ")]
+    assert len(last) == 1 and last[0].endswith(": +1 −0 files, 20 live")
+    assert sum(ln.startswith("    + bucket-0/data-") for ln in twenty) == 20
+    # the live-file counts the HTML shows are the trees' own
+    h = t.history()
+    assert [c.live_files for c in h.changes()] == list(range(1, 21))
+    assert [c.live_files for c in h.changes([7, 8, 15])] == [7, 8, 15]
+    assert [(c.snapshot_id, [f.path for f in c.added]) for c in h.changes()] == [
+        (c.snapshot_id, [f.path for f in c.added]) for c in h._changes_from_trees(
+            [s.id for s in h.snapshots])]
+    assert "<td style='text-align:left;padding:2px 10px;border-bottom:1px solid #eaeef2;" \
+           "vertical-align:top'>20</td></tr></tbody>" in h._repr_html_()
+
+
+def test_inspect_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = make_table(tmp_path, [("id", INT()), ("amount", INT()), ("note", STRING())],
+                   [RenameColumn(("amount",), "amount_cents")], [DropColumn(("note",))],
+                   [AddColumn(("note",), STRING())])
+    append_rows(t, [{"id": 1, "amount_cents": 5, "note": "n"}])
+    append_rows(t, [{"id": 2, "amount_cents": 6, "note": "m"}])
+    by_name = "\n".join(_lines(t.path, capsys, "--field", "note"))
+    assert "  field 2: note  (added@0, dropped@2)" in by_name
+    assert "  field 3: note  (added@3)  [name reused from field 2]" in by_name
+    assert "field 1:" not in by_name and "schema 1:" not in by_name
+    assert "  schema 2: dropped `note`" in by_name and "  schema 3: added `note` STRING" in by_name
+    by_old_name = "\n".join(_lines(t.path, capsys, "--field", "amount"))
+    assert "  field 1: amount → amount_cents  (added@0, renamed@1)" in by_old_name
+    assert "\n".join(_lines(t.path, capsys, "--field", "1")) == by_old_name
+    one = _lines(t.path, capsys, "--snapshot", "2")
+    assert [ln for ln in one if ln.startswith("  snapshot ")] == [
+        ln for ln in one if ln.startswith("  snapshot 2 (")]
+    assert "    live files (2):" in one
+    future = _lines(t.path, capsys, "--since", "2999-01-01")
+    assert future[future.index("Schema versions:") + 1] == "  (none)"
+    assert future[-1] == "  (none)"
+    assert cli.main(["inspect", t.path, "--json", "--field", "note", "--snapshot", "1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    check_inspect_shape(doc)
+    assert [x["field_id"] for x in doc["lineage"]] == [2, 3]
+    assert [s["id"] for s in doc["snapshots"]] == [1] and [x["id"] for x in doc["schemas"]] == [
+        0, 2, 3]
+    for args, said in ((["--field", "nott"], "never had a field 'nott'; did you mean `note`?"),
+                       (["--snapshot", "9"], "has no snapshot 9"),
+                       (["--since", "soon"], "--since 'soon' is not a time")):
+        assert cli.main(["inspect", t.path, *args]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
+
+
+def test_alter_errors_say_what_the_history_knows(tmp_path: Path) -> None:
+    t = make_table(tmp_path, [("id", INT()), ("amount", INT()), ("note", STRING()),
+                              ("addr", RowType((DataField(3, "city", STRING()),)))],
+                   [RenameColumn(("amount",), "amount_cents")], [DropColumn(("note",))],
+                   [RenameColumn(("addr", "city"), "town")])
+    cases = [
+        (RenameColumn(("amount",), "amt"), "Column amount does not exist in the db.t table. "
+         "`amount` was renamed to `amount_cents` in schema 1 (field 1; today `amount_cents`)."),
+        (DropColumn(("note",)), "`note` was dropped in schema 2 (field 2)."),
+        (DropColumn(("amout_cents",)), "Did you mean `amount_cents`?"),
+        (DropColumn(("addr", "city")), "`addr.city` was renamed to `addr.town` in schema 3"),
+    ]
+    for change, said in cases:
+        with pytest.raises(SchemaChangeError) as info:
+            t.alter(change)
+        assert said in info.value.message and info.value.rule == "column-must-exist"
+        assert info.value.table == "db.t"
+    with pytest.raises(SchemaChangeError) as info:
+        t.alter(DropColumn(("zzz",)))
+    assert info.value.message == "Column zzz does not exist in the db.t table."
+
+
+def test_values_print_readably(tmp_path: Path) -> None:
+    t = make_table(tmp_path, [("id", INT()), ("a", STRING())], [RenameColumn(("a",), "b")])
+    append_rows(t, [{"id": 1, "b": "x"}])
+    s = t.schema
+    assert repr(s) == "TableSchema(id=1, fields=[0 id INT, 1 b STRING])"
+    assert str(s).splitlines() == ["schema 1: 2 columns, highest field id 1",
+                                   "     0  id                       INT",
+                                   "     1  b                        STRING"]
+    assert repr(s.fields[0]) == "DataField(0, 'id', INT)" and repr(INT()) == "AtomicType('INT')"
+    h = t.history()
+    assert repr(h) == "TableHistory('db.t', paimon, 2 schema versions, 2 fields, 1 snapshot)"
+    assert str(h).startswith("db.t (paimon) at ") and "Snapshots:" in str(h)
+    assert repr(h.lineage[1]) == "FieldLineage(field 1: a → b; added@0, renamed@1)"
+    assert str(h.lineage[1]).splitlines()[0] == "field 1: a → b"
+    assert repr(h.schemas[1]) == "SchemaVersion(1, 2 fields, 1 change)"
+    assert repr(h.snapshots[0]) == "SnapshotNode(1, APPEND, schema 1, 1 rows)"
+    assert repr(h.tree(1)).endswith(", 1 live files)")
+    for value in (s, h, h.lineage[1], h.schemas[1], h.tree(1)):
+        page = value._repr_html_()
+        assert page.startswith("<div class='sl-") and "dataclass" not in page
 
 
 # --------------------------------------------------------------------------------------------
@@ -935,3 +1049,63 @@ def test_history_pauses_the_garbage_collector_only_while_it_builds(
         assert not gc.isenabled()
         1 / 0  # noqa: B018
     assert gc.isenabled()
+
+
+# --------------------------------------------------------------------------------------------
+# Deletes in the explorer: the tree, inspect and t.why on a Java Iceberg table whose row
+# id = 2 is removed by an equality delete and written again after it (t25)
+# --------------------------------------------------------------------------------------------
+
+ICEBERG_TARBALL = (Path(__file__).parent / "fixtures" / "iceberg-java-1.10"
+                   / "iceberg-java-1.10.2-tables.tar.gz")
+
+
+def _t25(tmp_path: Path) -> Path:
+    import tarfile
+
+    with tarfile.open(ICEBERG_TARBALL) as tar:
+        tar.extractall(tmp_path, filter="data", members=[
+            m for m in tar.getmembers() if m.name.startswith("db/t25_equality_deletes/")])
+    return tmp_path / "db" / "t25_equality_deletes"
+
+
+def test_tree_and_inspect_show_delete_files_and_what_row_counts_count(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from schemalab.widgets.tree_figure import reads_text, snapshot_tree_figure
+
+    path = _t25(tmp_path)
+    t = sl.open_table(str(path))
+    h = t.history()
+    assert [s.label for s in h.snapshots] == ["#1", "#2", "#3"]
+    node = h.tree(h.snapshots[-1].id)
+    fig = snapshot_tree_figure(node, reads=reads_text(t, node.schema_id))
+    deletes = [tr for tr in fig.data if tr.name == "delete file / deletion vector"]
+    assert len(deletes) == 1 and "eq-delete-id2.parquet · 1 delete row" in deletes[0].text[0]
+    assert deletes[0].marker.pattern.shape == "x"
+    sub = fig.layout.title.subtitle.text
+    assert "4 rows — total-records: rows in the data files, before deletes" in sub
+    assert "no merge engine" in sub and "snapshot #3" in fig.layout.title.text
+    assert str(node.id) in fig.layout.title.text  # the id, small, beside the label
+    assert cli.main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    delete_snap = next(ln for ln in out.splitlines() if f"snapshot {h.snapshots[1].id} " in ln)
+    assert "+1 −0 files" in delete_snap
+    assert "+ equality deletes: data/eq-delete-id2.parquet schema 0 1 delete row" in out
+
+
+def test_why_explains_a_row_that_deletes_removed_and_one_that_came_back(
+        tmp_path: Path, spark: Any) -> None:
+    t = sl.open_table(str(_t25(tmp_path)), spark=spark)
+    gone = t.history().snapshots[1].id
+    at_delete = t.why("v", where="id = 2", snapshot_id=gone)
+    assert at_delete.rows == 0 and at_delete.deleted == 1
+    text = str(at_delete)
+    assert "No rows: the data files hold 1 such row, and deletes removed it." in text
+    assert "equality delete file eq-delete-id2.parquet" in text
+    now = t.why("v", where="id = 2")
+    assert now.rows == 1 and now.deleted == 1 and now.groups[0].values == (("b-again", 1),)
+    text = str(now)
+    assert "1 of 1 row removed" in text and "1 row kept" in text
+    assert "written after equality delete file eq-delete-id2.parquet" in text
+    html = now._repr_html_()
+    assert "sl-deletes" in html and "eq-delete-id2.parquet" in html

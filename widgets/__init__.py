@@ -3,7 +3,9 @@
     from schemalab.widgets import AlterStepper, Explorer, LineageView
     AlterStepper(wh, open("data/scenarios/flip226.sql").read())
 
-Figures are plain plotly figures (``schemalab.widgets.figures``) that also render statically.
+Figures are plain plotly figures (``schemalab.widgets.figures``) that also render statically
+and fill the cell's width; the widgets wire them to controls, and each shows a readable
+static view where no kernel runs (GitHub, nbconvert).
 """
 
 from schemalab.widgets.figures import (
@@ -12,8 +14,8 @@ from schemalab.widgets.figures import (
     schema_timeline_figure,
     snapshot_tree_figure,
 )
+from schemalab.widgets.stepper import AlterStepper
 from schemalab.widgets.views import (
-    AlterStepper,
     Explorer,
     LineageView,
     SchemaHistoryView,

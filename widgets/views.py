@@ -1,132 +1,220 @@
-"""Notebook widgets: history, lineage and snapshot views, the ALTER stepper, the explorer.
+"""Notebook widgets: history, lineage and snapshot views, time travel, and the explorer.
 
 Each widget takes a table — ours, a Paimon table from elsewhere (``sl.open_table``), or an
 Iceberg table — and wires the figures of :mod:`schemalab.widgets.figures` to ipywidgets
-controls. Errors show as messages inside the widget, never as tracebacks.
+controls. Errors show as messages inside the widget, never as tracebacks; without a kernel
+each shows a readable static view (:class:`~schemalab.widgets.common.ReadableWidget`).
 """
 
 from __future__ import annotations
 
 import html
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
-import plotly.graph_objects as go
+from schemalab.widgets.common import (
+    NOTE,
+    FullWidthFigure,
+    ReadableWidget,
+    error_html,
+    guarded,
+    preview_html,
+    progress_html,
+)
 from schemalab.widgets.figures import (
     diff_html,
     lineage_figure,
     schema_timeline_figure,
     snapshot_tree_figure,
 )
+from schemalab.widgets.lineage_figure import MAX_COLUMNS
+from schemalab.widgets.timeline_figure import format_time, snapshot_label
+from schemalab.widgets.tree_figure import reads_text, rows_text
 
 from schemalab.history.model import TableHistory
-from schemalab.table import Table, TableLike
-from schemalab.warehouse import Warehouse
+from schemalab.history.snapshots import SnapshotNode
+from schemalab.render.html import render_history_html
+from schemalab.render.lineage_layout import lineage_layout
+from schemalab.render.tables import html_table
+from schemalab.table import TableLike
 
-PREVIEW_ROWS = 20
-
-
-def error_html(err: BaseException) -> str:
-    """A clear one-paragraph message for an error: ours, or Spark's first line."""
-    text = getattr(err, "message", None) or str(err)
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(err).__name__)
-    return (f"<div class='sl-error' style='color:#cf222e;border-left:3px solid #cf222e;"
-            f"padding:4px 8px'><b>{html.escape(type(err).__name__)}</b>: "
-            f"{html.escape(first)}</div>")
+#: field rows per page of the lineage view
+PAGE_ROWS = 40
+WIDE = {"description_width": "initial"}
 
 
-def _figure_widget(fig: go.Figure) -> go.FigureWidget:
-    # A FigureWidget, not display() inside an Output widget: Output capture depends on the
-    # front end (nbval's kernel client has none), a widget view renders the same everywhere.
-    return go.FigureWidget(fig)
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
 
 
-def _guarded(target: W.HTML) -> Callable[[Callable[[], Any]], Any]:
-    def run(fn: Callable[[], Any]) -> Any:
-        try:
-            target.value = ""
-            return fn()
-        except Exception as err:  # shown to the user inside the widget
-            target.value = error_html(err)
-            return None
-    return run
+def snapshot_option(s: SnapshotNode) -> str:
+    """A snapshot in a dropdown: Paimon's id, or Iceberg's sequence number, with its time and
+    kind (an Iceberg id is 19 random digits; the view shows it next to the dropdown)."""
+    when = format_time(s.time_millis)
+    return f"{snapshot_label(s)} · {s.kind}" + (f" · {when}" if when else "")
 
 
-def preview_html(df: Any, limit: int = PREVIEW_ROWS) -> str:
-    """The first rows of a Spark DataFrame as an HTML table; NULL shown as NULL."""
-    rows = df.limit(limit).collect()
-    cols = list(df.columns)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(
-            "<td><i style='color:#8c959f'>NULL</i></td>" if v is None
-            else f"<td>{html.escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
-    return (f"<table class='sl-preview'><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-            f"</table><small>{len(rows)} row{'s' if len(rows) != 1 else ''} shown</small>")
+def _summary(h: TableHistory) -> str:
+    v = len(h.schemas)
+    return (f"{h.name} ({h.format}): {v} schema version{'s' if v != 1 else ''}, "
+            f"{len(h.lineage)} field{'s' if len(h.lineage) != 1 else ''}, "
+            f"{len(h.snapshots)} snapshot{'s' if len(h.snapshots) != 1 else ''}")
 
 
-class SchemaHistoryView(W.VBox):
-    """A timeline of schema versions; pick any two to see their diff."""
+class SchemaHistoryView(ReadableWidget, W.VBox):
+    """A timeline of schema versions and snapshots; pick any two versions to see their
+    diff."""
 
     def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
         self.history: TableHistory = history if history is not None else table.history()
         ids = [v.id for v in self.history.schemas]
-        self.old = W.Dropdown(options=ids, value=ids[max(len(ids) - 2, 0)] if ids else None,
-                              description="from schema")
-        self.new = W.Dropdown(options=ids, value=ids[-1] if ids else None,
-                              description="to schema")
+        options = [(f"schema {i}", i) for i in ids]
+        self.old = W.Dropdown(options=options, value=ids[max(len(ids) - 2, 0)] if ids else None,
+                              description="from", style=WIDE)
+        self.new = W.Dropdown(options=options, value=ids[-1] if ids else None,
+                              description="to", style=WIDE)
+        self.axis = W.ToggleButtons(options=[("in order", "order"), ("by time", "time")],
+                                    value="order", style={"button_width": "auto"})
+        self.figure_box = W.Box(layout=W.Layout(width="100%"))
         self.diff = W.HTML()
         self.error = W.HTML()
         self.old.observe(lambda _: self._show_diff(), names="value")
         self.new.observe(lambda _: self._show_diff(), names="value")
-        super().__init__([_figure_widget(schema_timeline_figure(self.history)),
-                          W.HBox([self.old, self.new]), self.diff, self.error])
+        self.axis.observe(lambda _: self._draw(), names="value")
+        super().__init__([self.axis, self.figure_box,
+                          W.HBox([W.HTML("<b>diff</b>"), self.old, self.new]), self.diff,
+                          self.error], layout=W.Layout(width="100%"))
+        self._draw()
         self._show_diff()
+
+    def _draw(self) -> None:
+        def draw() -> None:
+            self.figure = schema_timeline_figure(self.history, x=self.axis.value,
+                                                 show_times=True)
+            self.figure_box.children = [FullWidthFigure(self.figure)]
+        guarded(self.error)(draw)
 
     def _show_diff(self) -> None:
         def show() -> None:
             if self.old.value is not None and self.new.value is not None:
                 self.diff.value = diff_html(self.history.diff(self.old.value, self.new.value))
-        _guarded(self.error)(show)
+        guarded(self.error)(show)
+
+    def static_text(self) -> str:
+        return f"SchemaHistoryView of {_summary(self.history)}"
+
+    def static_html(self) -> str:
+        return (f"<p><b>{_e(self.history.name)}</b>: {len(self.history.schemas)} schema "
+                f"versions</p>" + self.diff.value)
 
 
-class LineageView(W.VBox):
-    """One row per field id across every schema version (see :func:`lineage_figure`)."""
+class LineageView(ReadableWidget, W.VBox):
+    """One row per field id across every schema version (see :func:`lineage_figure`), with
+    a focus on one field or name, pages of rows, a time axis, and a window of versions."""
 
-    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None, *,
+                 page_rows: int = PAGE_ROWS) -> None:
         self.table = table
         self.history: TableHistory = history if history is not None else table.history()
-        self.figure = lineage_figure(self.history)
-        super().__init__([_figure_widget(self.figure)])
+        self.page_rows = page_rows
+        names = sorted({f.full_name for lin in self.history.lineage for _, f in lin.states})
+        self.focus = W.Combobox(options=names, placeholder="every field", description="focus",
+                                ensure_option=False, continuous_update=False, style=WIDE,
+                                tooltip="a field name (every field that ever had it) or id")
+        self.axis = W.ToggleButtons(options=[("versions", "version"), ("time", "time")],
+                                    value="version", style={"button_width": "auto"})
+        self.page = W.Dropdown(options=[("fields", 0)], value=0, description="rows",
+                               style=WIDE)
+        n = len(self.history.schemas)
+        self.window = W.IntRangeSlider(value=(max(0, n - MAX_COLUMNS), max(n - 1, 0)), min=0,
+                                       max=max(n - 1, 0), description="versions",
+                                       continuous_update=False, style=WIDE,
+                                       layout=W.Layout(width="420px",
+                                                       display="" if n > 12 else "none"))
+        self.figure_box = W.Box(layout=W.Layout(width="100%"))
+        self.error = W.HTML()
+        for control in (self.focus, self.axis, self.page):
+            control.observe(lambda _: self._draw(), names="value")
+        self.window.observe(lambda _: self._zoom(), names="value")
+        super().__init__([W.HBox([self.focus, self.page, self.axis, self.window],
+                                 layout=W.Layout(flex_flow="row wrap")),
+                          self.figure_box, self.error], layout=W.Layout(width="100%"))
+        self._draw()
+
+    def _focus(self) -> str | None:
+        text = (self.focus.value or "").strip()
+        return text or None
+
+    def _draw(self) -> None:
+        def draw() -> None:
+            focus = self._focus()
+            total = lineage_layout(self.history, focus=focus).total_rows
+            pages = max(1, -(-total // self.page_rows))
+            options = [(f"fields {p * self.page_rows + 1}–{min(total, (p + 1) * self.page_rows)}"
+                        f" of {total}", p) for p in range(pages)] or [("fields", 0)]
+            if [o[1] for o in self.page.options] != [o[1] for o in options] or \
+                    list(self.page.options) != options:
+                with self.page.hold_trait_notifications():
+                    page = min(self.page.value or 0, pages - 1)
+                    self.page.options = options
+                    self.page.value = page
+            self.page.layout.display = "" if pages > 1 else "none"
+            self.figure = lineage_figure(self.history, focus=focus, x=self.axis.value,
+                                         page=self.page.value or 0,
+                                         page_size=self.page_rows)
+            self.figure_box.children = [FullWidthFigure(self.figure)]
+            self._zoom()
+        guarded(self.error)(draw)
+
+    def _zoom(self) -> None:
+        """Show the versions the slider picks (the figure pans to the rest)."""
+        box = self.figure_box.children
+        if not box or self.axis.value != "version":
+            return
+        lo, hi = self.window.value
+        box[0].widget.layout.xaxis.range = [lo - 0.6, hi + 3.0]
+
+    def static_text(self) -> str:
+        return f"LineageView of {_summary(self.history)}"
+
+    def static_html(self) -> str:
+        rows = [[lin.field_id, " → ".join(lin.names),
+                 ", ".join(f"{ev.kind.replace('_', ' ')} in schema {ev.schema_id}"
+                           for ev in lin.events)] for lin in self.history.lineage[:60]]
+        more = len(self.history.lineage) - len(rows)
+        return (f"<p><b>{_e(self.history.name)}</b>: each field's life by id</p>"
+                + html_table(["field", "names", "changes"], rows,
+                             caption=f"… and {more} more fields" if more > 0 else ""))
 
 
-class SnapshotTreeView(W.VBox):
+class SnapshotTreeView(ReadableWidget, W.VBox):
     """Snapshot → manifest lists → manifests → data files, coloured by schema id; pick a
-    file to see its stats and how it is read today."""
+    file (or click it in the tree) to see its stats and how it is read today."""
 
     def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
         self.history: TableHistory = history if history is not None else table.history()
-        ids = [s.id for s in self.history.snapshots]
-        self.snapshot = W.Dropdown(options=ids, value=ids[-1] if ids else None,
-                                   description="snapshot")
-        self.files = W.Select(options=[], rows=6, description="files",
+        snaps = list(self.history.snapshots)
+        self.newest = max((v.id for v in self.history.schemas), default=0)
+        self.snapshot = W.Dropdown(options=[(snapshot_option(s), s.id) for s in snaps],
+                                   value=snaps[-1].id if snaps else None,
+                                   description="snapshot", style=WIDE,
+                                   layout=W.Layout(width="auto"))
+        self.snapshot_id = W.HTML()
+        self.files = W.Select(options=[], rows=6, description="live files", style=WIDE,
                               layout=W.Layout(width="95%"))
-        self.figure_box = W.VBox()
+        self.figure_box = W.Box(layout=W.Layout(width="100%"))
         self.detail = W.HTML()
         self.error = W.HTML()
         self.snapshot.observe(lambda _: self._show_tree(), names="value")
         self.files.observe(lambda _: self._show_file(), names="value")
-        children: list[W.Widget] = [self.snapshot, self.figure_box, self.files, self.detail,
-                                    self.error]
-        if not ids:
-            children = [W.HTML("<p>This table has no snapshots yet.</p>")]
-        super().__init__(children)
+        children: list[W.Widget] = [W.HBox([self.snapshot, self.snapshot_id]), self.figure_box,
+                                    self.files, self.detail, self.error]
+        if not snaps:
+            children = [W.HTML("<p>This table has no snapshots yet: no data was written.</p>")]
+        super().__init__(children, layout=W.Layout(width="100%"))
         self._show_tree()
 
     def _show_tree(self) -> None:
@@ -135,19 +223,28 @@ class SnapshotTreeView(W.VBox):
                 return
             node = self.history.tree(self.snapshot.value)
             self.node = node
-            figure = _figure_widget(snapshot_tree_figure(node))
-            figure.data[0].on_click(self._clicked)
+            label = snapshot_label(node)
+            self.snapshot_id.value = (f"<span style='{NOTE}'>id {node.id}</span>"
+                                      if label != str(node.id) else "")
+            self.figure = snapshot_tree_figure(node, newest_schema=self.newest,
+                                               reads=reads_text(self.table, node.schema_id))
+            figure = FullWidthFigure(self.figure)
+            for trace in figure.widget.data:
+                if trace.name and trace.name.startswith(("file", "delete")):
+                    trace.on_click(self._clicked)
             self.figure_box.children = [figure]
-            self.files.options = [(f"{f.path} (schema {f.schema_id}, {f.row_count} rows)", i)
-                                  for i, f in enumerate(node.live_files)]
-        _guarded(self.error)(show)
+            self.files.options = [(f"{f.path} (schema {f.schema_id}, {rows_text(f.row_count)})",
+                                   i) for i, f in enumerate(node.live_files)]
+            if node.summary.get("tree_error"):
+                self.error.value = error_html(RuntimeError(node.summary["tree_error"]))
+        guarded(self.error)(show)
 
     def _clicked(self, trace: Any, points: Any, _selector: Any) -> None:
         """A click on a file in the tree selects it below (live files are matched by path)."""
         for i in getattr(points, "point_inds", []) or []:
-            hover = str(trace.hovertext[i]).split("<br>", 1)[0]
+            path = trace.customdata[i]
             for k, f in enumerate(self.node.live_files):
-                if html.escape(f.path, quote=False) == hover:
+                if f.path == path:
                     self.files.value = k
                     return
 
@@ -156,239 +253,110 @@ class SnapshotTreeView(W.VBox):
             if self.files.value is None:
                 return
             f = self.node.live_files[self.files.value]
-            stats = "".join(
-                f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(v[0]))}</td>"
-                f"<td>{html.escape(str(v[1]))}</td><td>{html.escape(str(v[2]))}</td></tr>"
-                for k, v in f.stats.items()) or "<tr><td colspan=4>no value stats</td></tr>"
-            how = ""
+            stats = html_table(["column (today's name)", "min", "max", "nulls"],
+                               [(k, *v) for k, v in f.stats.items()],
+                               caption="" if f.stats else "no value statistics in the manifest")
+            how = []
             ex = self.table.explain_read(self.snapshot.value, "current")
             for g in ex.groups:
                 if g.schema_id == f.schema_id:
-                    how = "".join(f"<li><code>{html.escape(c.column)}</code>: "
-                                  f"{html.escape(c.text)}</li>" for c in g.columns)
+                    how = [(c.column, c.text) for c in g.columns]
             self.detail.value = (
-                f"<p><b>{html.escape(f.path)}</b> — written under schema {f.schema_id}, "
-                f"{f.row_count} rows</p><table><tr><th>column (today)</th><th>min</th>"
-                f"<th>max</th><th>nulls</th></tr>{stats}</table>"
-                + (f"<p>Read today as:</p><ul>{how}</ul>" if how else ""))
-        _guarded(self.error)(show)
+                f"<p><b>{_e(f.path)}</b>: written under schema {f.schema_id}, "
+                f"{rows_text(f.row_count)}</p>{stats}"
+                + (("<p>Read today as:</p>" + html_table(["column", "how"], how)) if how
+                   else ""))
+        guarded(self.error)(show)
+
+    def static_text(self) -> str:
+        return f"SnapshotTreeView of {_summary(self.history)}"
+
+    def static_html(self) -> str:
+        rows = [(snapshot_label(s), s.kind, s.schema_id, s.record_count)
+                for s in self.history.snapshots[-20:]]
+        return (f"<p><b>{_e(self.history.name)}</b>: snapshots</p>"
+                + html_table(["snapshot", "kind", "schema", "rows"], rows))
 
 
-class AlterStepper(W.VBox):
-    """Steps through SQL statements live on the warehouse's Spark session.
-
-    After each step it shows the statement, the schema diff it made, the updated lineage, a
-    preview of the evolved read, and the read explanation. ``back()`` restores the warehouse
-    exactly as it was before the last step (from a copy taken before the step ran)."""
-
-    def __init__(self, warehouse: Warehouse, statements: str | Sequence[str]) -> None:
-        from schemalab import sql
-
-        self.warehouse = warehouse
-        self.statements = (sql.split_statements(statements) if isinstance(statements, str)
-                           else [s for s in statements if s.strip()])
-        self._checkpoints = tempfile.mkdtemp(prefix="schemalab-stepper-")
-        self._save(0)
-        self.position = 0
-        self.focus: str | None = None
-        self.last_error: BaseException | None = None
-        self.header = W.HTML()
-        self.statement = W.HTML()
-        self.diff = W.HTML()
-        self.lineage = W.VBox()
-        self.preview = W.HTML()
-        self.explanation = W.HTML()
-        self.status = W.HTML()
-        self.play_button = W.Button(description="Play", icon="play", tooltip="run every step")
-        self.step_button = W.Button(description="Step", icon="step-forward")
-        self.back_button = W.Button(description="Back", icon="step-backward")
-        self.reset_button = W.Button(description="Reset", icon="undo")
-        self.play_button.on_click(lambda _: self.play())
-        self.step_button.on_click(lambda _: self.step())
-        self.back_button.on_click(lambda _: self.back())
-        self.reset_button.on_click(lambda _: self.reset())
-        super().__init__([
-            self.header,
-            W.HBox([self.back_button, self.step_button, self.play_button, self.reset_button]),
-            self.status, self.statement, self.diff, self.lineage, self.preview,
-            self.explanation])
-        self.add_class("sl-stepper")
-        self._render()
-
-    # ---- state ------------------------------------------------------------------------------
-
-    def _save(self, position: int) -> None:
-        dest = os.path.join(self._checkpoints, str(position))
-        shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(self.warehouse.path, dest)
-
-    def _restore(self, position: int) -> None:
-        src = os.path.join(self._checkpoints, str(position))
-        for name in os.listdir(self.warehouse.path):
-            p = os.path.join(self.warehouse.path, name)
-            shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
-        shutil.copytree(src, self.warehouse.path, dirs_exist_ok=True)
-
-    # ---- actions ------------------------------------------------------------------------------
-
-    def step(self) -> bool:
-        """Run the next statement. Returns False when there is none left."""
-        if self.position >= len(self.statements):
-            return False
-        text = self.statements[self.position]
-        self.status.value = "<i>running on Spark…</i>"
-        self.last_error = None
-        try:
-            self.warehouse.execute_sql(text)
-        except Exception as err:  # shown in the widget: a refused ALTER is a lesson too
-            self.last_error = err
-        self.focus = self._table_of(text) or self.focus
-        self.position += 1
-        self._save(self.position)
-        self._render()
-        return True
-
-    def back(self) -> bool:
-        if self.position == 0:
-            return False
-        self.position -= 1
-        self._restore(self.position)
-        self.last_error = None
-        self.focus = self._focus_at(self.position)
-        self._render()
-        return True
-
-    def reset(self) -> None:
-        self.position = 0
-        self._restore(0)
-        self.last_error = None
-        self.focus = None
-        self._render()
-
-    def play(self) -> None:
-        while self.step():
-            pass
-
-    # ---- what is shown -----------------------------------------------------------------------
-
-    def _table_of(self, text: str) -> str | None:
-        from schemalab import sql
-
-        try:
-            stmt = sql.parse_statement(text)
-        except Exception:
-            return None
-        name = getattr(stmt, "name", None)
-        if isinstance(stmt, sql.RenameTable):
-            name = stmt.new_name
-        if name is None and isinstance(stmt, sql.Query) and stmt.tables:
-            name = stmt.tables[0]
-        return None if name is None else name.qualified()
-
-    def _focus_at(self, position: int) -> str | None:
-        for text in reversed(self.statements[:position]):
-            name = self._table_of(text)
-            if name:
-                return name
-        return None
-
-    @property
-    def table(self) -> Table | None:
-        if self.focus is None or not self.warehouse.has_table(self.focus):
-            return None
-        return self.warehouse.table(self.focus)
-
-    @property
-    def schema_id(self) -> int | None:
-        t = self.table
-        return None if t is None else t.schema.id
-
-    def _render(self) -> None:
-        n = len(self.statements)
-        t = self.table
-        where = "" if t is None else (
-            f" — table <code>{html.escape(t.name)}</code>, schema {t.schema.id}, "
-            f"snapshot {t.snapshot_manager.latest_id()}")
-        self.header.value = (f"<b class='sl-position'>step {self.position} of {n}</b>"
-                             f"<span class='sl-where'>{where}</span>")
-        self.step_button.disabled = self.play_button.disabled = self.position >= n
-        self.back_button.disabled = self.position == 0
-        self.status.value = "" if self.last_error is None else error_html(self.last_error)
-        if self.position == 0:
-            upcoming = html.escape(self.statements[0]) if n else "(no statements)"
-            self.statement.value = f"<p>next:</p><pre class='sl-statement'>{upcoming}</pre>"
-            self.diff.value = self.preview.value = self.explanation.value = ""
-            self.lineage.children = []
-            return
-        ran = html.escape(self.statements[self.position - 1])
-        self.statement.value = f"<pre class='sl-statement'>{ran}</pre>"
-        if t is None:
-            self.diff.value = self.preview.value = self.explanation.value = ""
-            self.lineage.children = []
-            return
-        try:
-            h = t.history()
-            ids = [v.id for v in h.schemas]
-            self.diff.value = (diff_html(h.diff(ids[-2], ids[-1])) if len(ids) > 1
-                               else f"<p>schema {ids[-1]}: created</p>")
-            self.lineage.children = [_figure_widget(lineage_figure(h))]
-            self.preview.value = "<p><b>evolved read</b></p>" + preview_html(t.read())
-            self.explanation.value = ("<p><b>why each value is what it is</b></p>"
-                                      + t.explain_read()._repr_html_())
-        except Exception as err:
-            self.status.value = error_html(err)
-
-
-class TimeTravelView(W.VBox):
-    """Read any snapshot under its own schema or today's."""
+class TimeTravelView(ReadableWidget, W.VBox):
+    """Read any snapshot under its own schema or today's, with the explanation of the
+    read."""
 
     def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        history = history if history is not None else table.history()
-        ids = [s.id for s in history.snapshots]
-        self.snapshot = W.Dropdown(options=ids, value=ids[-1] if ids else None,
-                                   description="snapshot")
+        self.history = history if history is not None else table.history()
+        snaps = list(self.history.snapshots)
+        self.snapshot = W.Dropdown(options=[(snapshot_option(s), s.id) for s in snaps],
+                                   value=snaps[-1].id if snaps else None,
+                                   description="snapshot", style=WIDE,
+                                   layout=W.Layout(width="auto"))
         self.schema = W.ToggleButtons(options=[("its own schema", "snapshot"),
                                                ("today's schema", "current")],
-                                      value="snapshot")
-        self.button = W.Button(description="Read", icon="table")
+                                      value="snapshot", style={"button_width": "auto"})
+        self.button = W.Button(description="Read", icon="table", button_style="primary")
         self.result = W.HTML()
         self.error = W.HTML()
         self.button.on_click(lambda _: self.show())
-        super().__init__([W.HBox([self.snapshot, self.schema, self.button]), self.result,
-                          self.error])
+        super().__init__([W.HBox([self.snapshot, self.schema, self.button],
+                                 layout=W.Layout(flex_flow="row wrap")),
+                          self.result, self.error], layout=W.Layout(width="100%"))
 
     def show(self) -> None:
         def run() -> None:
             if self.snapshot.value is None:
-                self.result.value = "<p>This table has no snapshots yet.</p>"
+                self.result.value = "<p>This table has no snapshots yet: nothing to read.</p>"
                 return
-            self.result.value = "<i>reading on Spark…</i>"
+            self.result.value = progress_html("reading on Spark")
             df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
             text = preview_html(df)
             text += self.table.explain_read(self.snapshot.value, self.schema.value)._repr_html_()
             self.result.value = text
-        _guarded(self.error)(run)
+        guarded(self.error)(run)
+        if self.error.value:
+            self.result.value = ""
+
+    def static_text(self) -> str:
+        return f"TimeTravelView of {_summary(self.history)}"
+
+    def static_html(self) -> str:
+        return (f"<p><b>{_e(self.history.name)}</b>: read any of its "
+                f"{len(self.history.snapshots)} snapshots in its own schema or today's.</p>")
 
 
-class Explorer(W.Tab):
+class Explorer(ReadableWidget, W.Tab):
     """Tabs: schema history, lineage, snapshot tree, and time travel."""
 
+    PAGES: list[tuple[str, Callable[[TableLike, TableHistory], W.Widget]]] = [
+        ("Schema history", SchemaHistoryView), ("Lineage", LineageView),
+        ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
+
     def __init__(self, table: TableLike) -> None:
-        pages: list[tuple[str, Callable[[TableLike, TableHistory], W.Widget]]] = [
-            ("Schema history", SchemaHistoryView), ("Lineage", LineageView),
-            ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
+        self.table = table
+        self.history: TableHistory | None = None
         children: list[W.Widget] = []
         try:
-            history = table.history()  # one history for every page
+            self.history = table.history()  # one history for every page
         except Exception as err:
-            children = [W.HTML(error_html(err)) for _ in pages]
+            children = [W.HTML(error_html(err)) for _ in self.PAGES]
         else:
-            for _, cls in pages:
+            for _, cls in self.PAGES:
                 try:
-                    children.append(cls(table, history))
+                    children.append(cls(table, self.history))
                 except Exception as err:
                     children.append(W.HTML(error_html(err)))
-        super().__init__(children=children)
-        for i, (title, _) in enumerate(pages):
+        super().__init__(children=children, layout=W.Layout(width="100%"))
+        for i, (title, _) in enumerate(self.PAGES):
             self.set_title(i, title)
+
+    def static_text(self) -> str:
+        if self.history is None:
+            return f"Explorer of {self.table.name}: its history could not be read"
+        return (f"Explorer of {_summary(self.history)} — tabs: "
+                + ", ".join(title for title, _ in self.PAGES))
+
+    def static_html(self) -> str:
+        if self.history is None:
+            return f"<p>Explorer of {_e(self.table.name)}: its history could not be read.</p>"
+        return ("<p><b>Explorer</b> — tabs: "
+                + ", ".join(title for title, _ in self.PAGES) + "</p>"
+                + render_history_html(self.history, times=False))

@@ -1,7 +1,10 @@
 """The ``schemalab`` command.
 
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
-    schemalab inspect TABLE_PATH [--json]                    history: schemas, lineage, snapshots
+    schemalab inspect TABLE_PATH [--json] [--field NAME|ID] [--snapshot N] [--since TIME]
+                                                             history: schemas, lineage, snapshots
+    schemalab explain TABLE_PATH [--column C] [--where EXPR] [--snapshot N]
+                                                             why a column reads as it does
     schemalab clean-orphans TABLE_PATH [--delete] [--older-than SECONDS]
                                                              files no snapshot references
 
@@ -38,6 +41,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                "field lineage, snapshot tree")
     p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory")
     p_inspect.add_argument("--json", action="store_true", help="machine-readable output")
+    p_inspect.add_argument("--field", metavar="NAME|ID",
+                           help="only this field: its lineage and the versions that changed it "
+                                "(a name matches every field that ever had it)")
+    p_inspect.add_argument("--snapshot", type=int, metavar="N",
+                           help="only this snapshot, with its live files")
+    p_inspect.add_argument("--since", metavar="TIME",
+                           help="only versions and snapshots written since TIME (2024-05-01, "
+                                "'2024-05-01 12:30' in UTC, or epoch milliseconds)")
+
+    p_explain = sub.add_parser(
+        "explain", help="why a column reads as it does: NULL, cast, or from a renamed column "
+                        "(runs the read on Spark)")
+    p_explain.add_argument("table_path", help="a Paimon or Iceberg table directory")
+    p_explain.add_argument("--column", metavar="C",
+                           help="the column (a.b for a nested field); without it, how every "
+                                "column of every group of files is read")
+    p_explain.add_argument("--where", metavar="EXPR",
+                           help="only the rows this Spark SQL condition selects")
+    p_explain.add_argument("--snapshot", type=int, metavar="N",
+                           help="read this snapshot (in its own schema) instead of the latest")
 
     p_orphans = sub.add_parser(
         "clean-orphans", help="list (dry run) or delete files of a table that no snapshot "
@@ -55,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sql(args)
         if args.command == "inspect":
             return _inspect(args)
+        if args.command == "explain":
+            return _explain(args)
         if args.command == "clean-orphans":
             return _clean_orphans(args)
     except SchemaLabError as e:
@@ -102,12 +127,53 @@ def _inspect(args: argparse.Namespace) -> int:
     import json
 
     from schemalab.open import open_table
+    from schemalab.render.history_text import HistoryFilter, history_text, parse_since
 
+    flt = HistoryFilter(field=args.field, snapshot=args.snapshot,
+                        since=None if args.since is None else parse_since(args.since))
     history = open_table(args.table_path).history()
     if args.json:
-        print(json.dumps(history.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(filtered_json(history, flt), indent=2, ensure_ascii=False))
     else:
-        print(history_text(history))
+        print(history_text(history, flt))
+    return 0
+
+
+def filtered_json(h: Any, flt: Any) -> dict[str, Any]:
+    """``inspect --json`` narrowed as the text is: the same shape (ARCHITECTURE.md), fewer
+    schemas, lineages and snapshots."""
+    doc: dict[str, Any] = h.to_json(snapshot_ids=_json_snapshots(h, flt))
+    if flt.field is not None:
+        ids = {lin.field_id for lin in flt.fields(h)}
+        doc["lineage"] = [x for x in doc["lineage"] if x["field_id"] in ids]
+        changed = {ev.schema_id for lin in flt.fields(h) for ev in lin.events}
+        doc["schemas"] = [s for s in doc["schemas"] if s["id"] in changed]
+    if flt.since is not None:
+        doc["schemas"] = [s for s in doc["schemas"] if (s["time_millis"] or 0) >= flt.since]
+    return doc
+
+
+def _json_snapshots(h: Any, flt: Any) -> list[int]:
+    ids = [s.id for s in h.snapshots if flt.since is None or (s.time_millis or 0) >= flt.since]
+    if flt.snapshot is not None:
+        if flt.snapshot not in {s.id for s in h.snapshots}:
+            raise SchemaLabError(f"Table {h.name} has no snapshot {flt.snapshot}",
+                                 table=h.name, rule="snapshot-must-exist")
+        ids = [i for i in ids if i == flt.snapshot]
+    return ids
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from schemalab.open import open_table
+
+    t = open_table(args.table_path)
+    if args.column is None:
+        if args.where:
+            raise SchemaLabError("--where needs --column: the condition picks the rows whose "
+                                 "column is explained", rule="explain-arguments")
+        print(t.explain_read(args.snapshot))
+        return 0
+    print(t.why(args.column, where=args.where, snapshot_id=args.snapshot))
     return 0
 
 
@@ -128,58 +194,6 @@ def _clean_orphans(args: argparse.Namespace) -> int:
                              rule="older-than")
     print(clean_orphans(path, delete=args.delete, older_than_seconds=older).text())
     return 0
-
-
-def history_text(h: Any) -> str:
-    """A readable history: versions with their changes, lineage, and the snapshot tree."""
-    out = [f"{h.name} ({h.format}) at {h.location}", "", "Schema versions:"]
-    for v in h.schemas:
-        changes = "; ".join(ev.describe() for ev in v.events) or "(created)"
-        cols = ", ".join(f.name for f in v.top_level)
-        out.append(f"  schema {v.id}: {changes}")
-        out.append(f"      columns: {cols}")
-    for v in h.other_versions:
-        out.append(f"  {v.kind} {v.id}: {v.label}")
-    out += ["", "Field lineage (by field id):"]
-    for lin in h.lineage:
-        flags = ""
-        if lin.name_reused_from:
-            flags += f"  [name reused from field {', '.join(map(str, lin.name_reused_from))}]"
-        if lin.swapped_with:
-            flags += f"  [swapped with field {', '.join(map(str, lin.swapped_with))}]"
-        events = ", ".join(f"{ev.kind}@{ev.schema_id}" for ev in lin.events)
-        out.append(f"  field {lin.field_id}: {' → '.join(lin.names)}  ({events}){flags}")
-    out += ["", "Snapshots:"]
-    if not h.snapshots:
-        out.append("  (none)")
-    for s in h.snapshots:
-        node = h.tree(s.id)
-        out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
-                   f"{_rows(s.record_count)})")
-        for lst in node.lists:
-            out.append(f"    {lst.kind} list {lst.name}")
-            for m in lst.manifests:
-                out.append(f"      manifest {m.name} (+{m.added} -{m.deleted})")
-                for f in m.files:
-                    part = ",".join(f"{k}={v}" for k, v in f.partition.items())
-                    where = f" [{part}]" if part else ""
-                    bucket = "" if f.bucket is None else f" bucket {f.bucket}"
-                    keys = ""
-                    if f.min_key is not None:  # a primary-key file: its place in the LSM tree
-                        keys = (f" level {f.level} keys {_key_text(f.min_key)}.."
-                                f"{_key_text(f.max_key)} seq {f.min_sequence_number}.."
-                                f"{f.max_sequence_number}")
-                    out.append(f"        {f.kind} {f.path}{where}{bucket} schema {f.schema_id}"
-                               f" {_rows(f.row_count)}{keys}")
-    return "\n".join(out)
-
-
-def _rows(n: int | None) -> str:
-    return f"{n} row" if n == 1 else f"{n} rows"
-
-
-def _key_text(key: Any) -> str:
-    return "(" + ", ".join(map(str, key)) + ")"
 
 
 def _spark_message(e: Exception) -> str:
@@ -209,11 +223,9 @@ def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _cell(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value).replace("\n", "\\n")
+    from schemalab.render.values import value_text
+
+    return value_text(value, limit=10**6)
 
 
 if __name__ == "__main__":  # pragma: no cover

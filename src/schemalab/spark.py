@@ -8,9 +8,12 @@ them, Parquet field ids written and readable, and the session time zone in UTC s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
+import threading
+from collections.abc import Iterator
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -67,7 +70,8 @@ def local_spark(app_name: str = "schemalab", *, cores: int = 2, driver_memory: s
     for key, value in {**SESSION_SQL_CONF, **(extra_conf or {})}.items():
         builder = builder.config(key, value)
     os.environ.setdefault("PYSPARK_PYTHON", _python())
-    spark = builder.getOrCreate()
+    with _jvm_notice_filtered():
+        spark = builder.getOrCreate()
     configure_session(spark)
     spark.sparkContext.setLogLevel("FATAL")
     # PySpark logs every failed query with its whole JVM stack as JSON on stderr; the
@@ -100,6 +104,44 @@ def default_session() -> SparkSession:
     if active is not None:
         return configure_session(active)
     return local_spark()
+
+
+#: what the JVM prints on stderr when it starts and that no reader needs: Spark 4's launcher
+#: adds the incubating vector module, and the JVM announces it
+JVM_NOTICES = (b"WARNING: Using incubator modules",)
+
+
+@contextlib.contextmanager
+def _jvm_notice_filtered() -> Iterator[None]:
+    """While Spark starts, stderr (file descriptor 2, which the JVM inherits) is a pipe, and
+    a thread copies what comes through it on to the real stderr, but for
+    :data:`JVM_NOTICES`. In a notebook that notice was a pink stderr box in every notebook
+    that starts Spark. The JVM keeps the pipe for its whole life, so its real errors still
+    reach stderr; Python's own stderr is restored as soon as Spark runs."""
+    if os.name != "posix":
+        yield
+        return
+    try:
+        real = os.dup(2)
+        read, write = os.pipe()
+    except OSError:  # no stderr to filter
+        yield
+        return
+    os.dup2(write, 2)
+    os.close(write)
+    threading.Thread(target=_copy_filtered, args=(read, real), daemon=True,
+                     name="schemalab-jvm-stderr").start()
+    try:
+        yield
+    finally:
+        os.dup2(real, 2)
+
+
+def _copy_filtered(read: int, real: int) -> None:
+    with os.fdopen(read, "rb", buffering=0) as pipe:
+        for line in iter(pipe.readline, b""):
+            if not line.startswith(JVM_NOTICES):
+                os.write(real, line)
 
 
 def _python() -> str:

@@ -25,11 +25,19 @@ from schemalab.engine import store
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.engine.read import execute
 from schemalab.engine.write import WriteTarget
-from schemalab.errors import SchemaLabError, SqlError, TableNotFoundError
+from schemalab.errors import (
+    SchemaChangeError,
+    SchemaLabError,
+    SqlError,
+    TableNotFoundError,
+    with_message,
+)
 from schemalab.explain.casts import FileStats
 from schemalab.explain.key import explain_key
 from schemalab.explain.read import ReadExplanation, explain
+from schemalab.explain.why import WhyAnswer, why
 from schemalab.history.model import TableHistory
+from schemalab.history.names import unknown_name_hint
 from schemalab.history.paimon import paimon_history
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
@@ -78,6 +86,9 @@ class TableLike(Protocol):
                      schema: SchemaChoice = None) -> ReadExplanation: ...
 
     def history(self) -> TableHistory: ...
+
+    def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
+            schema: SchemaChoice = None) -> WhyAnswer: ...
 
 
 class Table:
@@ -143,9 +154,21 @@ class Table:
     # ---- schema changes ---------------------------------------------------------------------
 
     def alter(self, *changes: SchemaChange) -> TableSchema:
-        """Apply ``changes`` as one new schema version (Paimon's rules, atomic commit)."""
-        return self.schema_manager.commit_changes(
-            changes, has_snapshots=self.snapshot_manager.has_snapshots())
+        """Apply ``changes`` as one new schema version (Paimon's rules, atomic commit). A
+        change naming a column that does not exist says what the history knows of the name
+        (renamed, dropped) or which columns are close to it."""
+        try:
+            return self.schema_manager.commit_changes(
+                changes, has_snapshots=self.snapshot_manager.has_snapshots())
+        except SchemaChangeError as e:
+            if e.rule != "column-must-exist" or not e.column:
+                raise
+            h = self.history()
+            current = [f.full_name for f in h.schemas[-1].fields] if h.schemas else []
+            hint = unknown_name_hint(h.lineage, e.column, current)
+            if not hint:
+                raise
+            raise with_message(e, f"{e.message} {hint}") from e
 
     # ---- writes -------------------------------------------------------------------------------
 
@@ -266,6 +289,15 @@ class Table:
         if key is None:
             return out
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
+
+    def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
+            schema: SchemaChoice = None) -> WhyAnswer:
+        """Why ``column`` (``a.b`` for a nested field) reads as it does — NULL, cast, or
+        another column's old data — for the rows ``where`` (a Spark SQL condition) selects:
+        the plan :meth:`explain_read` describes, run and counted per schema version of the
+        files, with the field's history."""
+        return why(self.read_plan(snapshot_id, schema), self.history(), self.spark, column,
+                   where)
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.

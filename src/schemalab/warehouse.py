@@ -24,6 +24,7 @@ from schemalab.errors import (
     TableNotFoundError,
     with_message,
 )
+from schemalab.history.names import close_names, name_history
 from schemalab.paimon import paths
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
@@ -117,7 +118,9 @@ class Warehouse:
         db, table = self.resolve(name)
         path = paths.table_dir(self.path, db, table)
         if not SchemaManager(path).list_ids():
-            raise TableNotFoundError(f"Table {db}.{table} does not exist in {self.path}.",
+            near = close_names(f"{db}.{table}", self.list_tables())
+            raise TableNotFoundError(f"Table {db}.{table} does not exist in {self.path}."
+                                     + (f" Did you mean {near}?" if near else ""),
                                      table=f"{db}.{table}", rule="table-must-exist")
         return Table(path, f"{db}.{table}", warehouse=self)
 
@@ -310,7 +313,34 @@ class Warehouse:
             view = _view_name(db, table)
             self.table(name).read().createOrReplaceTempView(view)
             mapping[name] = view
-        return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
+        try:
+            return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
+        except Exception as e:
+            error = self._unresolved_column(e, tables)
+            if error is None:
+                raise
+            raise error from None
+
+    def _unresolved_column(self, e: Exception, tables: Sequence[TableName]) -> SqlError | None:
+        """Spark's "cannot resolve column" with what our tables' histories know of the name
+        (renamed, dropped), or None to let Spark's own error stand."""
+        import re
+
+        text = str(e)
+        m = re.search(r"UNRESOLVED_COLUMN[^\]]*\] A column[^`]*`([^`]+)`", text)
+        if m is None:
+            return None
+        column = m.group(1)
+        for name in tables:
+            if not self.has_table(name):
+                continue
+            t = self.table(name)
+            known = name_history(t.history().lineage, column)
+            if known:
+                return SqlError(f"Cannot resolve column `{column}` (Spark's UNRESOLVED_COLUMN): "
+                                f"in {t.name}, {known}.", table=t.name, column=column,
+                                rule="column-must-exist")
+        return None
 
 
 def _view_name(db: str, table: str) -> str:

@@ -103,8 +103,9 @@ class ReadExplanation:
         raise KeyError(f"no column {column!r} for files of schema {schema_id}")
 
     def text(self) -> str:
-        head = (f"{self.table}: read of snapshot {self.snapshot_id} in schema {self.schema_id} "
-                f"({self.mode_text})")
+        what = (f"no data yet (no snapshot); schema {self.schema_id}" if self.snapshot_id is None
+                else f"read of snapshot {self.snapshot_id} in schema {self.schema_id}")
+        head = f"{self.table}: {what} ({self.mode_text})"
         lines = [head]
         if self.merge:
             lines.append(self.merge)

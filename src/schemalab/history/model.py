@@ -6,12 +6,14 @@ a :class:`TableHistory`; widgets, rich HTML reprs and the CLI all draw on this o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from schemalab.history.lineage import diff
-from schemalab.history.snapshots import SnapshotNode
+from schemalab.history.snapshots import SnapshotChange, SnapshotNode
 from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
+from schemalab.render.history_text import history_text
 from schemalab.render.html import render_history_html
 
 TREE_CACHE = 64
@@ -33,6 +35,9 @@ class TableHistory:
     #: loads one snapshot's full tree (manifest lists, manifests, files) on demand; history
     #: itself reads only snapshot files, so it stays fast for 10,000 snapshots
     tree_loader: Any = field(default=None, compare=False, repr=False)
+    #: what a run of snapshots changed (``ids -> [SnapshotChange]``), read from the format's
+    #: own record of each commit (Paimon's delta manifest lists); None: from the trees
+    changes_loader: Any = field(default=None, compare=False, repr=False)
     #: snapshot id -> position in ``snapshots``, and the last trees loaded (see tree())
     _positions: dict[int, int] = field(default_factory=dict, init=False, compare=False,
                                        repr=False)
@@ -45,12 +50,7 @@ class TableHistory:
         Looked up by id in constant time (to_json() asks for every snapshot's tree: a scan
         per call made it quadratic), and the last :data:`TREE_CACHE` trees are kept, so a
         widget going back and forth does not re-read manifests."""
-        if not self._positions and self.snapshots:
-            self._positions.update((s.id, i) for i, s in enumerate(self.snapshots))
-        pos = self._positions.get(snapshot_id)
-        if pos is None:
-            raise KeyError(f"{self.name} has no snapshot {snapshot_id}")
-        s = self.snapshots[pos]
+        s = self.snapshots[self.tree_position(snapshot_id)]
         if s.lists or s.live_files or self.tree_loader is None:
             return s
         node = self._trees.get(snapshot_id)
@@ -60,6 +60,41 @@ class TableHistory:
                 del self._trees[next(iter(self._trees))]
             self._trees[snapshot_id] = node
         return node
+
+    def changes(self, snapshot_ids: Sequence[int] | None = None) -> list[SnapshotChange]:
+        """What each snapshot (default: every one) changed: files added and removed, and
+        its live-file count. Reads each commit's own changes, so the cost and the size of the
+        answer grow with the number of snapshots, not with snapshots × files."""
+        wanted = [s.id for s in self.snapshots] if snapshot_ids is None else list(snapshot_ids)
+        for sid in wanted:
+            self.tree_position(sid)  # a KeyError naming the table for an unknown id
+        if self.changes_loader is not None:
+            return list(self.changes_loader(wanted))
+        return self._changes_from_trees(wanted)
+
+    def _changes_from_trees(self, wanted: Sequence[int]) -> list[SnapshotChange]:
+        """Changes as the difference of a snapshot's live files and its parent's (Iceberg
+        records no per-commit list of its own that is cheaper to read)."""
+        out = []
+        for sid in wanted:
+            live = _live_with_deletes(self.tree(sid))
+            parent = self.tree(sid).parent_id
+            before: dict[str, Any] = {}
+            if parent is not None and parent in self._positions:
+                before = _live_with_deletes(self.tree(parent))
+            out.append(SnapshotChange(
+                sid, tuple(f for p, f in live.items() if p not in before),
+                tuple(f for p, f in before.items() if p not in live), len(live)))
+        return out
+
+    def tree_position(self, snapshot_id: int) -> int:
+        """Where snapshot ``snapshot_id`` is in ``snapshots`` (KeyError if it is not)."""
+        if not self._positions and self.snapshots:
+            self._positions.update((s.id, i) for i, s in enumerate(self.snapshots))
+        pos = self._positions.get(snapshot_id)
+        if pos is None:
+            raise KeyError(f"{self.name} has no snapshot {snapshot_id}")
+        return pos
 
     def schema(self, schema_id: int) -> SchemaVersion:
         for v in self.schemas:
@@ -76,8 +111,10 @@ class TableHistory:
                 return lin
         raise KeyError(f"{self.name} has no field {field_id}")
 
-    def to_json(self) -> dict[str, Any]:
-        """The shape ARCHITECTURE.md fixes for ``schemalab inspect --json``."""
+    def to_json(self, snapshot_ids: Sequence[int] | None = None) -> dict[str, Any]:
+        """The shape ARCHITECTURE.md fixes for ``schemalab inspect --json`` (of every
+        snapshot, or of ``snapshot_ids``)."""
+        wanted = None if snapshot_ids is None else set(snapshot_ids)
         return {
             "format": self.format,
             "location": self.location,
@@ -97,8 +134,18 @@ class TableHistory:
                 "files": [{"path": f.path, "schema_id": f.schema_id, "row_count": f.row_count,
                            "partition": {k: _jsonable(v) for k, v in f.partition.items()},
                            "bucket": f.bucket} for f in self.tree(s.id).live_files],
-            } for s in self.snapshots],
+            } for s in self.snapshots if wanted is None or s.id in wanted],
         }
+
+    def __repr__(self) -> str:
+        return (f"TableHistory({self.name!r}, {self.format}, {len(self.schemas)} schema "
+                f"version{'s' if len(self.schemas) != 1 else ''}, {len(self.lineage)} field"
+                f"{'s' if len(self.lineage) != 1 else ''}, {len(self.snapshots)} snapshot"
+                f"{'s' if len(self.snapshots) != 1 else ''})")
+
+    def __str__(self) -> str:
+        """The whole history as text, as ``schemalab inspect`` prints it."""
+        return history_text(self)
 
     def _repr_html_(self) -> str:
         return render_history_html(self)
@@ -108,3 +155,16 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def _live_with_deletes(node: SnapshotNode) -> dict[str, Any]:
+    """A snapshot's live data files and its live delete files (Iceberg's position and
+    equality delete files and deletion vectors, which ``live_files`` leaves out), by path."""
+    live: dict[str, Any] = {f.path: f for f in node.live_files}
+    for lst in node.lists:
+        for m in lst.manifests:
+            for f in m.files:
+                kind = f.kind.split(" ", 1)
+                if len(kind) == 2 and "delet" in kind[1] and kind[0] in ("ADDED", "EXISTING"):
+                    live.setdefault(f.path, f)
+    return live

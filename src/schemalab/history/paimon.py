@@ -14,7 +14,13 @@ from typing import Any
 
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
-from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
+from schemalab.history.snapshots import (
+    FileNode,
+    ManifestListNode,
+    ManifestNode,
+    SnapshotChange,
+    SnapshotNode,
+)
 from schemalab.history.versions import FieldInfo, SchemaVersion, gc_paused
 from schemalab.paimon.binaryrow import decode_row
 from schemalab.paimon.index import (
@@ -125,7 +131,7 @@ def paimon_history(path: str, name: str, schemas: SchemaManager,
             format="paimon", location=path, name=name, schemas=tuple(versions),
             lineage=tuple(compute_lineage(versions, precomputed=True)),
             snapshots=tuple(snaps), current_schema_id=versions[-1].id if versions else None,
-            tree_loader=loader)
+            tree_loader=loader, changes_loader=loader.changes)
 
 
 class _TreeLoader:
@@ -145,6 +151,34 @@ class _TreeLoader:
         self.reader = ManifestReader(path)
         self.dirs = BucketDirs(path)
 
+    def _file_node(self, e: ManifestEntry) -> FileNode:
+        return describe_entry(self.path, e, self.schemas.get(e.file.schema_id),
+                              self.current or self.schemas.get(e.file.schema_id), self.dirs)
+
+    def changes(self, snapshot_ids: Sequence[int]) -> list[SnapshotChange]:
+        """Each snapshot's delta manifest list: the entries its commit wrote. The live-file
+        count runs on from the previous snapshot (its base list is exactly the previous
+        snapshot's live files); only a snapshot whose predecessor was not just counted has its
+        base list replayed."""
+        out: list[SnapshotChange] = []
+        prev_id: int | None = None
+        live = 0
+        for sid in snapshot_ids:
+            snap = self.snapshots.get(sid)
+            delta = self.reader.read_list("delta", snap.delta_manifest_list)
+            entries = [e for m in delta.manifests for e in m.entries]
+            added = [e for e in entries if e.kind == FileKind.ADD]
+            removed = [e for e in entries if e.kind != FileKind.ADD]
+            if prev_id is not None and sid == prev_id + 1:
+                live += len(added) - len(removed)
+            else:
+                base = self.reader.read_list("base", snap.base_manifest_list)
+                live = sum(1 for e in replay([base, delta]) if e.kind == FileKind.ADD)
+            out.append(SnapshotChange(sid, tuple(self._file_node(e) for e in added),
+                                      tuple(self._file_node(e) for e in removed), live))
+            prev_id = sid
+        return out
+
     def __call__(self, snapshot_id: int) -> SnapshotNode:
         snap = self.snapshots.get(snapshot_id)
         lists_read = [self.reader.read_list("base", snap.base_manifest_list),
@@ -152,12 +186,7 @@ class _TreeLoader:
         live_entries = replay(lists_read)
         if snap.changelog_manifest_list:
             lists_read.append(self.reader.read_list("changelog", snap.changelog_manifest_list))
-        current = self.current
-
-        def file_node(e: ManifestEntry) -> FileNode:
-            return describe_entry(self.path, e, self.schemas.get(e.file.schema_id),
-                                  current or self.schemas.get(e.file.schema_id), self.dirs)
-
+        file_node = self._file_node
         lists = tuple(
             ManifestListNode(lst.kind, lst.file_name, tuple(
                 ManifestNode(m.meta.file_name, m.meta.num_added_files,

@@ -32,6 +32,10 @@ class FileNode:
     #: a data file: the index file holding its deletion vector (Paimon)
     deleted_by: str | None = None
 
+    def __repr__(self) -> str:
+        return (f"FileNode({self.path!r}, {self.kind}, schema {self.schema_id}, "
+                f"{self.row_count} row{'' if self.row_count == 1 else 's'})")
+
 
 @dataclass(frozen=True)
 class ManifestNode:
@@ -66,5 +70,38 @@ class SnapshotNode:
     #: count rows in data files: deleted rows and merged-away versions included)
     record_count_text: str | None = None
 
+    @property
+    def label(self) -> str:
+        """How the snapshot is named on screen: Paimon's small ids as they are; Iceberg's
+        random 19-digit ids by the snapshot's sequence number (``#3``)."""
+        seq = self.summary.get("sequence-number")
+        if isinstance(seq, int) and abs(self.id) >= 10**6:
+            return f"#{seq}"
+        return str(self.id)
 
-#: how many loaded snapshot trees a TableHistory keeps
+    def __repr__(self) -> str:
+        rows = "?" if self.record_count is None else self.record_count
+        files = f", {len(self.live_files)} live files" if self.lists else ""
+        return (f"SnapshotNode({self.id}, {self.kind}, schema {self.schema_id}, {rows} rows"
+                f"{files})")
+
+    def _repr_html_(self) -> str:
+        from schemalab.render.html import snapshot_html
+
+        return snapshot_html(self)
+
+
+@dataclass(frozen=True)
+class SnapshotChange:
+    """What one snapshot changed: the data-file entries it added and removed (not the files
+    it only carried over), and how many data files are live after it."""
+
+    snapshot_id: int
+    added: tuple[FileNode, ...]
+    removed: tuple[FileNode, ...]
+    live_files: int
+
+    def __repr__(self) -> str:
+        return (f"SnapshotChange({self.snapshot_id}: +{len(self.added)} −{len(self.removed)} "
+                f"files, {self.live_files} live)")
+

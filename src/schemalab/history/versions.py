@@ -48,6 +48,10 @@ class FieldInfo:
     def full_name(self) -> str:
         return ".".join(self.path) if self.path else self.name
 
+    def __repr__(self) -> str:
+        return (f"FieldInfo({self.id}, {self.full_name!r}, {self.type!r}"
+                f"{'' if self.nullable else ', NOT NULL'})")
+
 
 @dataclass(frozen=True)
 class FieldEvent:
@@ -60,6 +64,9 @@ class FieldEvent:
     type: str
     old_name: str | None = None
     old_type: str | None = None
+
+    def __repr__(self) -> str:
+        return f"FieldEvent(schema {self.schema_id}, field {self.field_id}: {self.describe()})"
 
     def describe(self) -> str:
         n = f"`{self.name}`"
@@ -97,6 +104,24 @@ class SchemaVersion:
     def top_level(self) -> tuple[FieldInfo, ...]:
         return tuple(f for f in self.fields if f.parent_id is None)
 
+    def __repr__(self) -> str:
+        what = "" if self.kind == "schema" else f"{self.kind} "
+        return (f"SchemaVersion({what}{self.id}, {len(self.fields)} field"
+                f"{'s' if len(self.fields) != 1 else ''}, {len(self.events)} change"
+                f"{'s' if len(self.events) != 1 else ''})")
+
+    def __str__(self) -> str:
+        head = f"{self.kind} {self.id}" + (f": {self.label}" if self.label else "")
+        lines = [head] + [f"  {ev.describe()}" for ev in self.events]
+        lines += [f"  {f.id:>4}  {'  ' * len(f.path[:-1])}{f.name}  {f.type}"
+                  f"{'' if f.nullable else ' NOT NULL'}" for f in self.fields]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from schemalab.render.html import version_html
+
+        return version_html(self)
+
     def by_id(self) -> dict[int, FieldInfo]:
         return {f.id: f for f in self.fields}
 
@@ -125,6 +150,26 @@ class FieldLineage:
     def alive(self) -> bool:
         return not self.events or self.events[-1].kind != "dropped"
 
+    def __repr__(self) -> str:
+        return (f"FieldLineage(field {self.field_id}: {' → '.join(self.names)}; "
+                + ", ".join(f"{ev.kind}@{ev.schema_id}" for ev in self.events) + ")")
+
+    def __str__(self) -> str:
+        lines = [f"field {self.field_id}: {' → '.join(self.names)}"
+                 + ("" if self.alive else " (dropped)")]
+        lines += [f"  schema {ev.schema_id}: {ev.describe()}" for ev in self.events]
+        if self.name_reused_from:
+            lines.append("  its name was used before by field "
+                         + ", ".join(map(str, self.name_reused_from)))
+        if self.swapped_with:
+            lines.append("  swapped names with field " + ", ".join(map(str, self.swapped_with)))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from schemalab.render.html import lineage_html
+
+        return lineage_html(self)
+
 
 @dataclass(frozen=True)
 class SchemaDiff:
@@ -134,5 +179,12 @@ class SchemaDiff:
 
     def by_kind(self, kind: EventKind) -> list[FieldEvent]:
         return [e for e in self.events if e.kind == kind]
+
+    def __str__(self) -> str:
+        lines = [f"schema {self.old} → {self.new}: "
+                 + (f"{len(self.events)} change{'s' if len(self.events) != 1 else ''}"
+                    if self.events else "no field changes")]
+        return "\n".join(lines + [f"  field {ev.field_id}: {ev.describe()}"
+                                  for ev in self.events])
 
 

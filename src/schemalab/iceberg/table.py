@@ -17,6 +17,7 @@ from schemalab.errors import (
     TableNotFoundError,
 )
 from schemalab.explain.read import ReadExplanation, explain
+from schemalab.explain.why import WhyAnswer, why
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import (
     FileNode,
@@ -348,6 +349,13 @@ class IcebergTable:
         :meth:`read` runs. Files are grouped by the schema they were written under (see
         :meth:`written_schema_id`)."""
         return explain(self.read_plan(snapshot_id, schema), self.history())
+
+    def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
+            schema: SchemaChoice = None) -> WhyAnswer:
+        """Why ``column`` reads as it does for the rows ``where`` selects (see
+        :meth:`schemalab.table.Table.why`)."""
+        return why(self.read_plan(snapshot_id, schema), self.history(), self.spark, column,
+                   where)
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.

@@ -1,16 +1,33 @@
-"""HTML for notebooks: every name escaped, one palette for change kinds."""
+"""HTML for notebooks: a table's history, schemas, lineages, snapshots and read explanations.
+
+Every name is escaped; tables are styled inline (:mod:`schemalab.render.tables`), change kinds
+coloured by :mod:`schemalab.render.palette`. Long histories show their newest part and say
+how much is left out (``print(h)`` and ``schemalab inspect`` show everything).
+"""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from schemalab.render.palette import event_color
+from schemalab.render.palette import event_color, schema_color, schema_text_color
+from schemalab.render.tables import Html, html_table
+from schemalab.render.values import value_text
 
 if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.explain.key import KeyExplanation
     from schemalab.explain.read import ReadExplanation
     from schemalab.history.model import TableHistory
-    from schemalab.history.versions import FieldEvent
+    from schemalab.history.snapshots import SnapshotNode
+    from schemalab.history.versions import FieldEvent, FieldLineage, SchemaVersion
+    from schemalab.schema.table_schema import TableSchema
+
+#: rows of a long list shown in a repr: the first and last half of this many
+MAX_ROWS = 40
+NOTE = "font-size:11px;color:#57606a;margin:2px 0 8px 0"
+BOX = "font-family:var(--jp-ui-font-family, sans-serif);font-size:13px"
+
 
 def e(text: Any) -> str:
     return html.escape(str(text), quote=True)
@@ -22,37 +39,16 @@ def event_badge(ev: FieldEvent) -> str:
             f"{e(ev.describe())}</span>")
 
 
-def render_history_html(h: TableHistory) -> str:
-    rows = []
-    for v in h.schemas:
-        evs = ", ".join(event_badge(ev) for ev in v.events) or "—"
-        rows.append(f"<tr><td>{v.id}</td><td>{e(_fmt_time(v.time_millis))}</td>"
-                    f"<td>{len(v.top_level)}</td><td>{evs}</td></tr>")
-    lin_rows = []
-    for lin in h.lineage:
-        flags = []
-        if lin.name_reused_from:
-            flags.append("name reused from field " + ", ".join(map(str, lin.name_reused_from)))
-        if lin.swapped_with:
-            flags.append("swapped with field " + ", ".join(map(str, lin.swapped_with)))
-        lin_rows.append(
-            f"<tr><td>{lin.field_id}</td><td>{' → '.join(e(n) for n in lin.names)}</td>"
-            f"<td>{'; '.join(event_badge(ev) for ev in lin.events)}</td>"
-            f"<td>{e('; '.join(flags))}</td></tr>")
-    snap_rows = [f"<tr><td>{s.id}</td><td>{'' if s.schema_id is None else s.schema_id}</td>"
-                 f"<td>{e(s.kind)}</td><td>{'' if s.record_count is None else s.record_count}"
-                 f"</td><td>{len(s.live_files)}</td></tr>" for s in h.snapshots]
-    return (
-        f'<div class="sl-history"><h4>{e(h.name)} <small>({e(h.format)})</small></h4>'
-        "<table><thead><tr><th>schema</th><th>time</th><th>columns</th><th>changes</th></tr>"
-        f"</thead><tbody>{''.join(rows)}</tbody></table>"
-        "<table><thead><tr><th>field id</th><th>names</th><th>events</th><th>flags</th></tr>"
-        f"</thead><tbody>{''.join(lin_rows)}</tbody></table>"
-        "<table><thead><tr><th>snapshot</th><th>schema</th><th>kind</th><th>rows</th>"
-        f"<th>live files</th></tr></thead><tbody>{''.join(snap_rows)}</tbody></table></div>")
+def schema_badge(schema_id: int | None, newest: int | None = None) -> str:
+    """``schema N`` on its schema colour (the same as in the figures)."""
+    if schema_id is None:
+        return "<span>no schema</span>"
+    return (f"<span style='background:{schema_color(schema_id, newest)};color:"
+            f"{schema_text_color(schema_id, newest)};border-radius:3px;padding:0 4px'>"
+            f"schema {schema_id}</span>")
 
 
-def _fmt_time(millis: int | None) -> str:
+def fmt_time(millis: int | None) -> str:
     import datetime as dt
 
     if millis is None or millis <= 0:
@@ -60,28 +56,186 @@ def _fmt_time(millis: int | None) -> str:
     return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _shown(n: int, limit: int = MAX_ROWS) -> tuple[list[int], int]:
+    """Which of ``n`` rows to show (the first and last ``limit/2``) and how many are left
+    out."""
+    if n <= limit:
+        return list(range(n)), 0
+    half = limit // 2
+    return list(range(half)) + list(range(n - half, n)), n - 2 * half
+
+
+def _with_gap(rows: list[list[Any]], keep: list[int], left_out: int, width: int,
+              what: str) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    for k, i in enumerate(keep):
+        if k and i != keep[k - 1] + 1:
+            out.append([Html(f"<i style='color:#57606a'>… {left_out} {what} not shown</i>")]
+                       + [""] * (width - 1))
+        out.append(rows[i])
+    return out
+
+
+def render_history_html(h: TableHistory, *, times: bool = True) -> str:
+    """A table's history: its schema versions and their changes, each field's lineage, and
+    the snapshots with what each changed and its live files. ``times=False`` leaves out
+    when each was written (a notebook's stored output then stays the same run to run)."""
+    versions = [v for v in h.schemas if v.kind == "schema"]
+    newest = max((v.id for v in versions), default=0)
+    v_rows = []
+    for i, v in enumerate(versions):
+        changes = (f"created with {len(v.top_level)} columns" if i == 0 else
+                   ", ".join(event_badge(ev) for ev in v.events) or "options only")
+        v_rows.append([Html(schema_badge(v.id, newest))]
+                      + ([fmt_time(v.time_millis)] if times else [])
+                      + [len(v.top_level), Html(changes)])
+    keep, left = _shown(len(v_rows))
+    parts = [f"<div class='sl-history' style='{BOX}'><h4 style='margin:4px 0'>{e(h.name)} "
+             f"<small style='color:#57606a'>({e(h.format)})</small></h4>",
+             f"<p style='{NOTE}'>{len(versions)} schema version"
+             f"{'s' if len(versions) != 1 else ''}, {len(h.lineage)} field"
+             f"{'s' if len(h.lineage) != 1 else ''} over its life, {len(h.snapshots)} snapshot"
+             f"{'s' if len(h.snapshots) != 1 else ''}</p>",
+             html_table(["schema"] + (["time (UTC)"] if times else []) + ["columns", "changes"],
+                        _with_gap(v_rows, keep, left, 4 if times else 3, "versions"))]
+    l_rows = []
+    for lin in h.lineage:
+        flags = []
+        if lin.name_reused_from:
+            flags.append("name reused from field " + ", ".join(map(str, lin.name_reused_from)))
+        if lin.swapped_with:
+            flags.append("swapped with field " + ", ".join(map(str, lin.swapped_with)))
+        l_rows.append([lin.field_id, " → ".join(lin.names),
+                       Html("; ".join(event_badge(ev) for ev in lin.events)),
+                       "; ".join(flags)])
+    keep, left = _shown(len(l_rows))
+    parts.append(html_table(["field id", "names", "events", "flags"],
+                            _with_gap(l_rows, keep, left, 4, "fields"), css_class="sl-lineage"))
+    parts.append(_snapshots_html(h, newest, times))
+    return "".join(parts) + "</div>"
+
+
+def _snapshots_html(h: TableHistory, newest: int, times: bool) -> str:
+    snaps = list(h.snapshots)
+    if not snaps:
+        return f"<p style='{NOTE}'>No snapshots yet: no data was written.</p>"
+    shown = snaps[-MAX_ROWS:]
+    try:
+        changes = {c.snapshot_id: c for c in h.changes([s.id for s in shown])}
+    except Exception:  # an unreadable manifest: the rest of the history still shows
+        changes = {}
+    rows: list[list[Any]] = []
+    for s in shown:
+        c = changes.get(s.id)
+        row: list[Any] = [s.label]
+        rows.append(row + ([fmt_time(s.time_millis)] if times else [])
+                    + [s.kind, Html(schema_badge(s.schema_id, newest)),
+                     s.record_count, "" if c is None else f"+{len(c.added)}",
+                     "" if c is None else f"−{len(c.removed)}",
+                     "" if c is None else c.live_files])
+    note = (f"the newest {len(shown)} of {len(snaps)} snapshots" if len(shown) < len(snaps)
+            else "")
+    return html_table(["snapshot"] + (["time (UTC)"] if times else [])
+                      + ["kind", "schema", "rows", "files added", "files removed", "live files"],
+                      rows, css_class="sl-snapshots", caption=note)
+
+
 def explanation_html(ex: ReadExplanation) -> str:
     """A read explanation for a notebook: per file group, each column and why."""
-    parts = [f"<div class='sl-explain'><b>{e(ex.table)}</b>: snapshot "
-             f"{e(ex.snapshot_id)}, schema {ex.schema_id}, {e(ex.mode_text)}"]
+    what = (f"no data yet (no snapshot); schema {ex.schema_id}" if ex.snapshot_id is None
+            else f"read of snapshot {ex.snapshot_id} in schema {ex.schema_id}")
+    parts = [f"<div class='sl-explain' style='{BOX}'><b>{e(ex.table)}</b>: {e(what)} "
+             f"<span style='color:#57606a'>({e(ex.mode_text)})</span>"]
     if ex.merge:
         parts.append(f"<p class='sl-merge'>{e(ex.merge)}</p>")
     if ex.key is not None:
-        rows = "".join(
-            f"<tr class='{'sl-winner' if v is ex.key.winner else 'sl-loser'}'>"
-            f"<td>{v.sequence_number}</td><td>{e(v.kind_text)}</td><td><code>"
-            f"{e(v.file.rsplit('/', 1)[-1])}</code></td><td>{v.schema_id}</td>"
-            f"<td>{v.level}</td><td>{e(v.values)}</td></tr>" for v in ex.key.versions)
-        parts.append(f"<p class='sl-key'>{e(ex.key.reason)}</p><table><tr><th>seq</th>"
-                     "<th>kind</th><th>file</th><th>schema</th><th>level</th><th>row</th>"
-                     f"</tr>{rows}</table>")
+        parts.append(key_html(ex.key))
     if ex.deletes:
         items = "".join(f"<li>{e(d.text)}</li>" for d in ex.deletes)
-        parts.append(f"<p>deletes</p><ul class='sl-deletes'>{items}</ul>")
+        parts.append("<p style='margin:6px 0 2px 0'>deletes: why rows are absent, or present "
+                     f"despite a delete file</p><ul class='sl-deletes'>{items}</ul>")
+    if not ex.groups:
+        parts.append(f"<p style='{NOTE}'>No data files: every read is empty.</p>")
     for g in ex.groups:
-        rows = "".join(f"<tr class='sl-{e(c.kind)}'><td><code>{e(c.column)}</code></td>"
-                       f"<td>{e(c.text)}</td></tr>" for c in g.columns)
-        ignored = "".join(f"<li>{e(i)}</li>" for i in g.ignored)
-        parts.append(f"<p>{e(g.title)}</p><table>{rows}</table>"
-                     + (f"<ul>{ignored}</ul>" if ignored else ""))
+        rows = [[Html(f"<code>{e(c.column)}</code>"), c.text] for c in g.columns]
+        rows += [["", Html(f"<i>{e(i)}</i>")] for i in g.ignored]
+        parts.append(f"<p style='margin:6px 0 2px 0'>{e(g.title)}</p>"
+                     + html_table(["column", "how it is read"], rows,
+                                  row_classes=[f"sl-{c.kind}" for c in g.columns]
+                                  + ["sl-ignored"] * len(g.ignored)))
     return "".join(parts) + "</div>"
+
+
+def key_html(key: KeyExplanation) -> str:
+    rows = [[v.sequence_number, v.kind_text, Html(f"<code>{e(v.file.rsplit('/', 1)[-1])}</code>"),
+             v.schema_id, v.level, ", ".join(f"{k}={value_text(x)}" for k, x in v.values.items())]
+            for v in key.versions]
+    return (f"<p class='sl-key'>{e(key.reason)}</p>"
+            + html_table(["seq", "kind", "file", "schema", "level", "row"], rows,
+                         row_classes=["sl-winner" if v is key.winner else "sl-loser"
+                                      for v in key.versions]))
+
+
+def schema_html(s: TableSchema) -> str:
+    """A schema version: its fields with ids (nested ones indented), keys and options."""
+    from schemalab.types.visitor import iter_fields
+
+    rows = []
+    for path, f in iter_fields(s.fields):
+        depth = len(path) - 1
+        name = "\u2003" * depth + ("└ " if depth else "") + f.name
+        notes = []
+        if f.name in s.primary_keys and not depth:
+            notes.append("primary key")
+        if f.name in s.partition_keys and not depth:
+            notes.append("partition key")
+        if f.description:
+            notes.append(f.description)
+        rows.append([f.id, Html(f"<code>{e(name)}</code>"), f.type.sql(), "; ".join(notes)])
+    opts = ", ".join(f"{k} = {v}" for k, v in sorted(s.options.items()))
+    return (f"<div class='sl-schema' style='{BOX}'><b>schema {s.id}</b> "
+            f"<span style='color:#57606a'>{len(s.fields)} columns, highest field id "
+            f"{s.highest_field_id}" + (f"; options: {e(opts)}" if opts else "") + "</span>"
+            + html_table(["id", "name", "type", "notes"], rows) + "</div>")
+
+
+def version_html(v: SchemaVersion) -> str:
+    rows = [[f.id, Html("<code>" + e("\u2003" * len(f.path[:-1]) + f.name) + "</code>"), f.type,
+             "" if f.nullable else "NOT NULL"] for f in v.fields]
+    changes = ", ".join(event_badge(ev) for ev in v.events)
+    return (f"<div class='sl-version' style='{BOX}'><b>schema {v.id}</b> "
+            f"<span style='color:#57606a'>{e(fmt_time(v.time_millis))}</span>"
+            + (f"<p style='margin:2px 0'>{changes}</p>" if changes else "")
+            + html_table(["id", "name", "type", ""], rows) + "</div>")
+
+
+def lineage_html(lin: FieldLineage) -> str:
+    rows = [[ev.schema_id, Html(event_badge(ev))] for ev in lin.events]
+    flags = []
+    if lin.name_reused_from:
+        flags.append("its name was used before by field "
+                     + ", ".join(map(str, lin.name_reused_from)))
+    if lin.swapped_with:
+        flags.append("swapped names with field " + ", ".join(map(str, lin.swapped_with)))
+    return (f"<div class='sl-field' style='{BOX}'><b>field {lin.field_id}</b>: "
+            f"{e(' → '.join(lin.names))}" + ("" if lin.alive else " (dropped)")
+            + (f"<p style='{NOTE}'>{e('; '.join(flags))}</p>" if flags else "")
+            + html_table(["schema", "change"], rows) + "</div>")
+
+
+def snapshot_html(s: SnapshotNode) -> str:
+    rows = [[f.kind, Html(f"<code>{e(f.path)}</code>"), f.schema_id, f.row_count,
+             ", ".join(f"{k}={value_text(v)}" for k, v in f.partition.items())]
+            for lst in s.lists for m in lst.manifests for f in m.files]
+    head = (f"<div class='sl-snapshot' style='{BOX}'><b>snapshot {e(s.id)}</b> "
+            f"<span style='color:#57606a'>{e(s.kind)}, schema {s.schema_id}, "
+            f"{'?' if s.record_count is None else s.record_count} rows"
+            + (f", {e(fmt_time(s.time_millis))} UTC" if s.time_millis else "") + "</span>")
+    if not rows:
+        return (head + f"<p style='{NOTE}'>(its files: history().tree({e(s.id)}))</p>"
+                + "</div>")
+    return head + html_table(["entry", "file", "schema", "rows", "partition"], rows) + "</div>"
+
+
+def lines_html(lines: Sequence[str]) -> str:
+    return "<br>".join(e(x) for x in lines)

@@ -59,6 +59,39 @@ class TableSchema:
         object.__setattr__(self, "options", dict(self.options))
         object.__setattr__(self, "extra", dict(self.extra))
 
+    # ---- reading it ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.id} {f.name} {f.type.sql()}" for f in self.fields[:8])
+        more = f", … {len(self.fields) - 8} more" if len(self.fields) > 8 else ""
+        keys = "".join(f", {k}={list(v)}" for k, v in (("partition_keys", self.partition_keys),
+                                                       ("primary_keys", self.primary_keys))
+                       if v)
+        return f"TableSchema(id={self.id}, fields=[{shown}{more}]{keys})"
+
+    def __str__(self) -> str:
+        """The schema as ``DESCRIBE`` shows it, with field ids and nested fields indented."""
+        lines = [f"schema {self.id}: {len(self.fields)} columns, highest field id "
+                 f"{self.highest_field_id}"]
+        for path, f in iter_fields(self.fields):
+            name = "  " * (len(path) - 1) + f.name
+            notes = [n for n, on in (("primary key", f.name in self.primary_keys),
+                                     ("partition key", f.name in self.partition_keys))
+                     if on and len(path) == 1]
+            if f.description:
+                notes.append(f"comment: {f.description}")
+            lines.append(f"  {f.id:>4}  {name:<24} {f.type.sql()}"
+                         + (f"  ({'; '.join(notes)})" if notes else ""))
+        if self.options:
+            lines.append("  options: " + ", ".join(f"{k} = {v}"
+                                                   for k, v in sorted(self.options.items())))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from schemalab.render.html import schema_html
+
+        return schema_html(self)
+
     # ---- lookups --------------------------------------------------------------------------
 
     @property

@@ -145,6 +145,9 @@ class AtomicType:
     def __str__(self) -> str:
         return self.sql()
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sql()!r})"
+
 
 @dataclass(frozen=True)
 class ArrayType:
@@ -161,6 +164,9 @@ class ArrayType:
     def __str__(self) -> str:
         return self.sql()
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sql()!r})"
+
 
 @dataclass(frozen=True)
 class MultisetType:
@@ -176,6 +182,9 @@ class MultisetType:
 
     def __str__(self) -> str:
         return self.sql()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sql()!r})"
 
 
 @dataclass(frozen=True)
@@ -194,6 +203,9 @@ class MapType:
     def __str__(self) -> str:
         return self.sql()
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sql()!r})"
+
 
 @dataclass(frozen=True)
 class DataField:
@@ -204,6 +216,12 @@ class DataField:
     type: DataType
     description: str | None = None
     default_value: str | None = None
+
+    def __repr__(self) -> str:
+        extra = "" if self.description is None else f", description={self.description!r}"
+        if self.default_value is not None:
+            extra += f", default_value={self.default_value!r}"
+        return f"DataField({self.id}, {self.name!r}, {self.type.sql()}{extra})"
 
     def sql(self) -> str:
         # Java's DataField.asSQLString always backtick-quotes the name.
@@ -230,6 +248,9 @@ class RowType:
 
     def __str__(self) -> str:
         return self.sql()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sql()!r})"
 
     def field_names(self) -> list[str]:
         return [f.name for f in self.fields]

@@ -1,0 +1,114 @@
+"""What every view shares: error messages inside the widget, read previews, figures as
+widgets that fill the cell, progress messages, and a readable fallback for a notebook seen
+without a kernel (GitHub, nbconvert, JupyterLab before Run All)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from schemalab.render.tables import html_table
+
+PREVIEW_ROWS = 20
+NOTE = "font-size:12px;color:#57606a"
+
+
+def error_html(err: BaseException) -> str:
+    """A clear one-paragraph message for an error: ours, or Spark's first line."""
+    text = getattr(err, "message", None) or str(err)
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(err).__name__)
+    return (f"<div class='sl-error' style='color:#cf222e;border-left:3px solid #cf222e;"
+            f"padding:4px 8px'><b>{html.escape(type(err).__name__)}</b>: "
+            f"{html.escape(first)}</div>")
+
+
+def progress_html(what: str) -> str:
+    """A message shown while Spark works; the first start of Spark says it takes a while."""
+    starting = "" if spark_running() else " (starting Spark first: about 20 seconds)"
+    return (f"<div class='sl-progress' style='{NOTE};padding:4px 0'>⏳ {html.escape(what)}"
+            f"{starting}…</div>")
+
+
+def spark_running() -> bool:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:  # pragma: no cover - pyspark is a dependency
+        return False
+    return SparkSession.getActiveSession() is not None
+
+
+class FullWidthFigure(W.Box):
+    """A plotly figure as a widget the width of the cell: a ``FigureWidget`` (plotly's own
+    anywidget) in a box that takes the full width. Without the box the widget is drawn at
+    plotly's default 700 px."""
+
+    def __init__(self, fig: go.Figure) -> None:
+        # A FigureWidget, not display() inside an Output widget: Output capture depends on
+        # the front end (nbval's kernel client has none); a widget view renders everywhere.
+        self.widget = go.FigureWidget(fig)
+        super().__init__([self.widget], layout=W.Layout(width="100%", display="block"))
+        self.add_class("sl-figure")
+
+
+def guarded(target: W.HTML) -> Callable[[Callable[[], Any]], Any]:
+    """Run a callback, showing its error in ``target`` instead of raising."""
+    def run(fn: Callable[[], Any]) -> Any:
+        try:
+            target.value = ""
+            return fn()
+        except Exception as err:  # shown to the user inside the widget
+            target.value = error_html(err)
+            return None
+    return run
+
+
+def _sortable(df: Any) -> list[str]:
+    from pyspark.sql import types as st
+
+    return [f.name for f in df.schema.fields
+            if not isinstance(f.dataType, st.MapType | st.VariantType)]
+
+
+def preview_html(df: Any, limit: int = PREVIEW_ROWS) -> str:
+    """The first rows of a Spark DataFrame, ordered by its columns (left to right, so a
+    re-run shows the same rows in the same order), as a styled table: NULL as NULL, nested
+    values as ``{name: value}``, ``[...]``."""
+    from pyspark.sql import functions as F
+
+    cols = list(df.columns)
+    order = [F.col(f"`{c.replace('`', '``')}`").asc_nulls_first() for c in _sortable(df)]
+    ordered = df.orderBy(*order) if order else df
+    rows = ordered.limit(limit + 1).collect()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    note = (f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
+            + (f" shown (the first {limit}, ordered by the columns)" if more else ""))
+    return html_table(cols, [tuple(r) for r in rows], css_class="sl-preview", caption=note)
+
+
+class ReadableWidget:
+    """A widget that stays readable without a kernel: its ``text/plain`` is a summary and
+    its ``text/html`` a static view, next to the live widget's view. JupyterLab shows the
+    live widget when the kernel runs; GitHub, nbconvert and a notebook opened before Run All
+    show the static view (``make notebooks`` stores only that)."""
+
+    def static_text(self) -> str:  # pragma: no cover - every widget defines it
+        raise NotImplementedError
+
+    def static_html(self) -> str:  # pragma: no cover - every widget defines it
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.static_text()
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data: dict[str, Any] = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        data["text/plain"] = self.static_text()
+        data["text/html"] = (f"<div class='sl-static'>{self.static_html()}"
+                             f"<p style='{NOTE}'><i>A live widget: run the notebook in "
+                             "JupyterLab to use it.</i></p></div>")
+        return data
