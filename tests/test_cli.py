@@ -77,7 +77,7 @@ def test_explain_says_why_a_column_reads_as_it_does(tmp_path: Path, spark: objec
     assert cli.main(["explain", path, "--column", "c", "--where", "a = 'a1'"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == ("default.T: why `c` reads as it does (snapshot 2, schema 2, "
-                      "cast.mode = explicit; rows where a = 'a1')")
+                      "no cast.mode: Java Paimon's casts; rows where a = 'a1')")
     assert out[1] == "field 3 `c`: added in schema 2."
     assert out[2].startswith("The name `c` belonged to field 2 before (added in schema 0, "
                              "dropped in schema 1)")
