@@ -36,6 +36,7 @@ from schemalab.open import open_table
 from schemalab.paimon.binaryrow import decode_row
 from schemalab.paimon.bucket import bucket_of
 from schemalab.paimon.primary_key import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
+from schemalab.schema.changes import ColumnSpec
 from schemalab.types.parse import parse_type
 
 # --------------------------------------------------------------------------------------------
@@ -81,17 +82,52 @@ def test_key_columns_are_not_null_and_follow_paimon_alter_rules(tmp_path: Path) 
     assert wh.table("t").schema.primary_keys == ("key", "p")
 
 
-def test_writes_need_a_fixed_bucket_and_reads_refuse_other_merge_engines(
-        tmp_path: Path) -> None:
+def test_writes_need_a_fixed_bucket(tmp_path: Path) -> None:
     wh = sl.Warehouse(tmp_path)
     wh.sql("CREATE TABLE d (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id')")
     with pytest.raises(SchemaLabError, match=r"fixed number of buckets.*'bucket' = 'N'"):
         wh.table("d").insert([(1, "a")])  # refused before Spark starts
     assert not wh.spark_started
-    wh.sql("CREATE TABLE pu (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "
-           "'bucket' = '1', 'merge-engine' = 'partial-update')")
-    with pytest.raises(SchemaLabError, match="merge-engine 'partial-update'"):
-        wh.table("pu").insert([(1, "a")])
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"merge-engine": "replace"}, "unknown merge-engine 'replace'"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "count"},
+     r"'count', which Paimon removed in 0.9"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+     r"Data type for sum column must be one of"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "collect"},
+     "schemalab does not merge"),
+    ({"merge-engine": "partial-update", "fields.v.aggregate-function": "max"},
+     "Must use sequence group for aggregation functions."),
+    ({"merge-engine": "first-row", "sequence.field": "n"},
+     "Do not support use sequence field on FIRST_ROW merge engine."),
+    ({"sequence.field": "nope"}, "Sequence field: 'nope' can not be found in table schema."),
+    ({"merge-engine": "partial-update", "fields.n.sequence-group": "v,x"},
+     "Field x can not be found in table schema."),
+    ({"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true",
+      "ignore-delete": "true"}, "conflicting behavior"),
+])
+def test_merge_options_paimon_refuses_are_refused(tmp_path: Path, options: dict[str, str],
+                                                  message: str) -> None:
+    """Options Paimon's merge functions refuse: refused by reads and writes alike, with
+    Paimon's message, naming the table (and the column) and the rule."""
+    from schemalab.paimon.merge_options import merge_options
+
+    wh = sl.Warehouse(tmp_path)
+    wh.create_table("t", [ColumnSpec("id", parse_type("INT NOT NULL")),
+                          ColumnSpec("v", parse_type("STRING")),
+                          ColumnSpec("n", parse_type("BIGINT"))], primary_keys=("id",),
+                    options={"bucket": "1", **options})
+    t = wh.table("t")
+    with pytest.raises(SchemaLabError, match=message) as e:
+        merge_options(t.schema, t.name)
+    assert e.value.table == "default.t" and e.value.rule
+    with pytest.raises(SchemaLabError, match=message):
+        t.insert([(1, "a", 1)])
+    with pytest.raises(SchemaLabError, match=message):
+        t.read_plan()
+    assert not wh.spark_started
 
 
 # --------------------------------------------------------------------------------------------

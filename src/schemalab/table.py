@@ -31,6 +31,7 @@ from schemalab.explain.read import ReadExplanation, explain
 from schemalab.history.model import TableHistory
 from schemalab.history.paimon import paimon_history
 from schemalab.paimon.manifest import ManifestEntry
+from schemalab.paimon.primary_key import check_readable
 from schemalab.paimon.scan import data_file_path, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
@@ -197,7 +198,8 @@ class Table:
                 partition=partition_values(e, s), bucket=e.bucket,
                 file_size=e.file.file_size, level=e.file.level,
                 min_sequence_number=e.file.min_sequence_number,
-                max_sequence_number=e.file.max_sequence_number))
+                max_sequence_number=e.file.max_sequence_number,
+                delete_row_count=e.file.delete_row_count))
         return out
 
     def _target_schema(self, snapshot: Snapshot | None, schema: SchemaChoice) -> TableSchema:
@@ -222,9 +224,13 @@ class Table:
             raise SchemaLabError(f"Table {self.name}: {e}", table=self.name,
                                  rule="cast-mode") from None
         merge = None
+        files = self.data_files(snap)
         if target.primary_keys:
-            merge = target.effective_options().get("merge-engine", "deduplicate")
-        return plan_read(self.name, target, self.data_files(snap),
+            opts = check_readable(target, self.name)
+            merge = opts.engine
+            if opts.skips_level0:
+                files = [f for f in files if f.level > 0]
+        return plan_read(self.name, target, files,
                          lambda f: self.schema_at(f.schema_id), mode,
                          snapshot_id=None if snap is None else snap.id, merge_engine=merge)
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from schemalab.engine.merge import versions
+from schemalab.engine.merge.records import versions
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, quote
 from schemalab.errors import SchemaLabError
@@ -114,6 +114,8 @@ def explain_key(plan: ReadPlan, spark: SparkSession, key: Mapping[str, Any] | Se
     if not any(g.files for g in plan.groups):
         return KeyExplanation(plan.table, wanted, ())
     df = versions(plan, spark, with_file=True)
+    if df is None:
+        return KeyExplanation(plan.table, wanted, ())
     cond = functools.reduce(operator.and_, [
         F.col(quote(k)) == F.lit(v).cast(to_spark(target.type_of(k)))
         for k, v in wanted.items()])
