@@ -46,7 +46,6 @@ def kinds(java: JavaPaimon, w: Path, table: str) -> list[str]:
     return [s["commit_kind"] for s in java.snapshots(w, table)]
 
 
-@issue12("merge-engine 'partial-update' is refused")
 def test_partial_update(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", PK, primary_keys=["id"],
@@ -59,7 +58,6 @@ def test_partial_update(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("merge-engine 'partial-update' with fields.<f>.sequence-group is refused")
 def test_partial_update_with_sequence_groups(java_paimon: JavaPaimon, w: Path,
                                              spark: Any) -> None:
     j = java_paimon
@@ -76,7 +74,6 @@ def test_partial_update_with_sequence_groups(java_paimon: JavaPaimon, w: Path,
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("merge-engine 'first-row' is refused")
 def test_first_row(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", PK, primary_keys=["id"],
@@ -97,7 +94,6 @@ AGGREGATES = {"s": "sum", "mx": "max", "mn": "min", "lv": "last_value",
               "band": "bool_and", "bor": "bool_or"}
 
 
-@issue12("merge-engine 'aggregation' is refused")
 def test_aggregation(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     """Every aggregate of the issue except ``count``, which this Paimon build lacks ("Use
     unsupported aggregation: count")."""
@@ -119,7 +115,6 @@ def test_aggregation(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("'sequence.field' is refused")
 def test_sequence_field(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", [("id", "INT NOT NULL"), ("v", "STRING"), ("ts", "BIGINT")],

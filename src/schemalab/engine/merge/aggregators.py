@@ -71,7 +71,8 @@ class Aggregator:
                   f"{self.type.sql()}: "), acc.cast("string"), F.lit(f" {op} "),
             x.cast("string"), F.lit(" (Paimon fails the merge; rule aggregate-function)."))
         fitted = value.try_cast(all_nullable(to_spark(self.type)))
-        return F.when(fitted.isNull(), F.raise_error(message)).otherwise(fitted)
+        overflowed = fitted.isNull() & acc.isNotNull() & x.isNotNull()
+        return F.when(overflowed, F.raise_error(message)).otherwise(fitted)
 
     def agg(self, acc: Column, x: Column, init: Column | None) -> State:
         from pyspark.sql import functions as F
