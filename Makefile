@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-spark test-browser notebooks check-java lint clean
+.PHONY: lab test test-fast test-spark test-browser test-install notebooks check-java lint clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -68,6 +68,16 @@ notebooks: check-java $(STAMP)
 	  --ExecutePreprocessor.store_widget_state=False --ExecutePreprocessor.record_timing=False \
 	  $(NB)
 
+# A plain `pip install .` (runtime dependencies only, no extras) in a fresh venv runs the
+# FLIP-226 example and a primary-key table: the dependency list alone makes a working install.
+INSTALL_VENV ?= /tmp/schemalab-install-check
+test-install: check-java
+	rm -rf $(INSTALL_VENV)
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  $$PYBIN -m venv $(INSTALL_VENV)
+	$(INSTALL_VENV)/bin/python -m pip install --quiet .
+	cd /tmp && $(INSTALL_VENV)/bin/python $(CURDIR)/tests/packaging/check_install.py
+
 test-fast: $(STAMP)
 	$(PY) -m pytest -q tests -m "not spark"
 
@@ -111,3 +121,13 @@ executor-venv: $(EXEC_STAMP)
 test-cluster: check-java $(STAMP) $(EXEC_STAMP)
 	SCHEMALAB_CLUSTER=1 SCHEMALAB_EXECUTOR_PYTHON=$(abspath $(EXEC_VENV))/bin/python \
 	  $(PY) -m pytest -q -m cluster tests/test_where_tables_live.py
+
+# The benchmarks' optional third reader: pypaimon-rust (Rust + DataFusion) in its own venv.
+BENCH_RUST_VENV := .venv-bench-rust
+$(BENCH_RUST_VENV)/.installed:
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  test -x $(BENCH_RUST_VENV)/bin/python || $$PYBIN -m venv $(BENCH_RUST_VENV)
+	$(BENCH_RUST_VENV)/bin/python -m pip install --quiet "pypaimon-rust==0.4.0" "pyarrow>=16"
+	@touch $@
+.PHONY: $(BENCH_RUST_VENV)
+$(BENCH_RUST_VENV): $(BENCH_RUST_VENV)/.installed

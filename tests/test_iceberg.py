@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
+from schemalab.errors import CorruptFileError, UnsupportedVersionError
 from schemalab.history.lineage import compute_lineage
 from schemalab.iceberg.history import iceberg_history
 from schemalab.iceberg.locate import is_iceberg_table, metadata_version
@@ -158,8 +158,8 @@ def test_unsupported_version_in_a_table_directory(tmp_path: Path) -> None:
     (lambda d: d.update({"snapshot-log": [{"snapshot-id": "x", "timestamp-ms": 1}]}),
      "malformed table metadata (ValueError: invalid literal for int() with base 10: 'x')"),
     (lambda d: d.update({"snapshots": [{"snapshot-id": 5, "timestamp-ms": 1,
-                                        "manifest-list": "x.avro", "summary": {}}]}),
-     "snapshot 5: missing 'sequence-number' (required in v2)"),
+                                        "sequence-number": 1, "summary": {}}]}),
+     "snapshot 5: missing 'manifest-list' (required in v2)"),
 ])
 def test_spec_rules(tmp_path: Path, change: Any, what: str) -> None:
     doc = _fixture("TableMetadataV2ValidMinimal.json")
@@ -167,6 +167,22 @@ def test_spec_rules(tmp_path: Path, change: Any, what: str) -> None:
     with pytest.raises(CorruptFileError) as info:
         IcebergTable(_write(tmp_path / "v1.metadata.json", doc))
     assert info.value.what == what
+
+
+def test_upgraded_snapshots_read_with_the_spec_defaults(tmp_path: Path) -> None:
+    """A snapshot made before a v1 → v2 (or v2 → v3) upgrade keeps the fields of its old
+    version: no ``sequence-number`` (defaults to 0, spec Appendix E), no ``first-row-id`` /
+    ``added-rows`` (null, "Row Lineage for Upgraded Tables")."""
+    doc = _fixture("TableMetadataV3ValidMinimal.json")
+    doc["snapshots"] = [{"snapshot-id": 5, "timestamp-ms": 1, "manifest-list": "x.avro",
+                         "summary": {"operation": "append"}},
+                        {"snapshot-id": 6, "parent-snapshot-id": 5, "timestamp-ms": 2,
+                         "sequence-number": 1, "manifest-list": "y.avro", "first-row-id": 0,
+                         "added-rows": 3, "summary": {"operation": "append"}}]
+    t = IcebergTable(_write(tmp_path / "v1.metadata.json", doc))
+    old, new = t.snapshots
+    assert (old.sequence_number, old.first_row_id, old.added_rows) == (0, None, None)
+    assert (new.sequence_number, new.first_row_id, new.added_rows) == (1, 0, 3)
 
 
 def test_v3_requires_next_row_id(tmp_path: Path) -> None:
@@ -653,33 +669,6 @@ def test_empty_table(warehouse: Path, spark: Any) -> None:
     assert t.current_snapshot is None and t.history().snapshots == ()
     df = t.read()
     assert df.columns == ["id"] and df.count() == 0
-
-
-def test_delete_files_are_refused(warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """pyiceberg writes copy-on-write deletes only; fake one live position-delete manifest."""
-    from dataclasses import replace
-
-    t = _table(warehouse, "orders")
-    real = t.manifest_files
-
-    def with_deletes(snap: Any) -> list[Any]:
-        files = real(snap)
-        live = next(f for f in files if f.added_files)
-        return [*files, replace(live, content=1)]
-
-    monkeypatch.setattr(t, "manifest_files", with_deletes)
-    monkeypatch.setattr(t, "manifest", lambda mf: _as_delete(IcebergTable.manifest(t, mf), mf))
-    with pytest.raises(SchemaLabError, match=r"has 1 position deletes file\(s\)"):
-        t.data_files()
-
-
-def _as_delete(m: Any, mf: Any) -> Any:
-    from dataclasses import replace
-
-    if mf.content != 1:
-        return m
-    entries = tuple(replace(e, content=1, status=1) for e in m.entries if e.live)[:1]
-    return replace(m, file=mf, entries=entries)
 
 
 def test_explain_read(warehouse: Path) -> None:

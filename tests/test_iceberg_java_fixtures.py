@@ -51,84 +51,19 @@ EXPECTED = FIXTURE / "expected"
 
 # --------------------------------------------------------------------------------------------
 # What schemalab cannot read yet. Each reason is a category of issue 12; the lead deletes
-# entries as features land (a strict xfail that passes fails the run).
+# entries as features land (a strict xfail that passes fails the run). Position, equality and
+# v3 deletion-vector deletes, ORC and Avro data files, name mapping and format upgrades all
+# read equal now: nothing is left.
 # --------------------------------------------------------------------------------------------
 
-POS_DELETES = "issue 12: position deletes"
-EQ_DELETES = "issue 12: equality deletes"
-DV = "issue 12: v3 deletion vectors"
-ORC = "issue 12: ORC data file"
-ORC_AVRO = "issue 12: ORC and Avro data files"
-NAME_MAPPING = "issue 12: name mapping (add_files)"
-UPGRADE_V1_V2 = "issue 12: format upgrade v1->v2"
-UPGRADE_V2_V3 = "issue 12: format upgrade v2->v3"
-
 #: reason → what schemalab's refusal (a SchemaLabError) must say today
-REFUSAL: dict[str, str] = {
-    POS_DELETES: r"has \d+ position deletes file\(s\)",
-    # deletion vectors are content=1 (position deletes) in PUFFIN files; the refusal does not
-    # tell them apart yet
-    DV: r"has \d+ position deletes file\(s\)",
-    EQ_DELETES: r"has \d+ equality deletes file\(s\)",
-    ORC: r"\.orc is ORC; schemalab reads Parquet data files only",
-    # the refusal names the first non-Parquet file it meets
-    ORC_AVRO: r"\.(orc|avro) is (ORC|AVRO); schemalab reads Parquet data files only",
-    NAME_MAPPING: r"has no Parquet field ids .*name mapping",
-    UPGRADE_V1_V2: r"missing 'sequence-number' \(required in v2\)",
-    UPGRADE_V2_V3: r"missing 'first-row-id' \(required in v3\)",
-}
+REFUSAL: dict[str, str] = {}
 
 #: reasons that are wrong answers (no error), not refusals; none today
 WRONG_ANSWER: frozenset[str] = frozenset()
 
 #: table → read label ("current", a snapshot id, or "history" for the metadata test) → reason
-XFAIL: dict[str, dict[str, str]] = {
-    "t12_mor_delete_update_merge": {
-        "8174671118837167760": POS_DELETES,  # after-mor-delete (DELETE)
-        "5304225756404677114": POS_DELETES,  # UPDATE
-        "5074813970465357370": POS_DELETES,  # MERGE update + insert
-        "943673026140660553": POS_DELETES,   # MERGE delete: two delete files
-        # after-rewrite-data-files: only a dangling delete file (its data file was rewritten)
-        "3067932803638446208": POS_DELETES,
-    },
-    "t14_v3_deletion_vectors": {
-        "7186713856240698434": DV,  # after-dv-delete
-        "2763286514262031199": DV,
-        "4844337106309000500": DV,  # two DVs (two Puffin files)
-    },
-    "t25_equality_deletes": {
-        "current": EQ_DELETES,
-        "2235073523957983227": EQ_DELETES,  # after-eq-delete
-        "342756386414892907": EQ_DELETES,   # re-insert of id 2 after the delete
-    },
-    "t28_orc_then_parquet": {
-        "3844179126181012891": ORC,
-        "1606110646257832513": ORC_AVRO,
-        "current": ORC_AVRO,
-    },
-    "t38_add_files_hive_parquet": {
-        "current": NAME_MAPPING,
-        "6188069369698949145": NAME_MAPPING,  # after-add-files
-        "5038355133580601140": NAME_MAPPING,  # add_files, then a Spark INSERT
-    },
-    # Java omits the field for snapshots made before the upgrade; opening the table fails
-    "m04_upgrade_v1_to_v2_only": {
-        "history": UPGRADE_V1_V2,
-        "current": UPGRADE_V1_V2,
-        "8204949171426663193": UPGRADE_V1_V2,
-    },
-    "t36_v1_upgraded_to_v2": {
-        "history": UPGRADE_V1_V2,
-        "current": UPGRADE_V1_V2,
-        "3003200761271506101": UPGRADE_V1_V2,
-        "5318532178559718733": UPGRADE_V1_V2,
-    },
-    "m05_upgrade_v2_to_v3_only": {
-        "history": UPGRADE_V2_V3,
-        "current": UPGRADE_V2_V3,
-        "370342159790270075": UPGRADE_V2_V3,
-    },
-}
+XFAIL: dict[str, dict[str, str]] = {}
 
 #: cases the Java fixture does not hold, built from one of its tables by editing metadata and
 #: checked against the spec's rule (not against Iceberg); name → reason. These are silently
@@ -245,7 +180,7 @@ def test_read_matches_iceberg(name: str, label: str, open_table: Callable[[str],
 
 def _live_files(tree: Any) -> list[tuple[int, str, int]]:
     """(content, path, records) of every live file (data and delete) of a snapshot tree."""
-    content = {"position deletes": 1, "equality deletes": 2}
+    content = {"position deletes": 1, "deletion vector": 1, "equality deletes": 2}
     out = []
     for ml in tree.lists:
         for m in ml.manifests:

@@ -176,8 +176,8 @@ def test_racing_snapshot_commits_on_s3_each_commit_once(s3_env: Any, tmp_path: P
     files = []
     for i in range(6):
         path = f"{t.path}/bucket-0/data-race-{i}.parquet"
-        fs, p = fileio.arrow_filesystem(path)
-        pq.write_table(pa.table({"a": pa.array([i], pa.int32())}), p, filesystem=fs)
+        pq.write_table(pa.table({"a": pa.array([i], pa.int32())}),
+                       path.removeprefix("s3://"), filesystem=s3_env.filesystem())
         meta = pq.ParquetFile(fileio.open_input(path)).metadata
         files.append(WrittenFile(path, os.path.basename(path), 1, fileio.size(path), (), 0,
                                  file_stats(meta, schema)))

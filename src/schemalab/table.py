@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 from schemalab import fileio
 from schemalab.engine import store
 from schemalab.engine.compact import CompactionResult, compact
-from schemalab.engine.plan import DataFile, ReadPlan, plan_read
+from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.engine.read import execute
 from schemalab.engine.write import WriteTarget
 from schemalab.errors import SchemaLabError, SqlError, TableNotFoundError
@@ -31,6 +31,7 @@ from schemalab.explain.key import explain_key
 from schemalab.explain.read import ReadExplanation, explain
 from schemalab.history.model import TableHistory
 from schemalab.history.paimon import paimon_history
+from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.primary_key import check_readable
 from schemalab.paimon.scan import data_file_path, live_files, partition_values
@@ -123,7 +124,7 @@ class Table:
 
     @property
     def snapshots(self) -> list[Snapshot]:
-        return [self.snapshot_manager.get(i) for i in self.snapshot_manager.list_ids()]
+        return self.snapshot_manager.get_all(self.snapshot_manager.list_ids())
 
     @property
     def latest_snapshot(self) -> Snapshot | None:
@@ -195,19 +196,25 @@ class Table:
         return [] if snapshot is None else live_files(self.path, snapshot)
 
     def data_files(self, snapshot: Snapshot | None) -> list[DataFile]:
-        """The live data files of ``snapshot`` with their paths and decoded partitions."""
+        """The live data files of ``snapshot`` with their paths, decoded partitions and
+        deletion vectors (from the snapshot's index manifest)."""
+        dvs = deletion_files(self.path, index_files(self.path, snapshot)) if snapshot else {}
         out = []
         for e in self.live_entries(snapshot):
             s = self.schema_at(e.file.schema_id)
             path = data_file_path(self.path, e, s)
             fileio.check_data_file(path, e.file.file_size, table=self.name)
+            dv = dvs.get((e.partition, e.bucket, e.file.file_name))
+            deletes = () if dv is None else (PositionDeletes(
+                "deletion vector", dv.index_file, dv.cardinality, load=dv.positions),)
             out.append(DataFile(
                 path=path, schema_id=s.id, row_count=e.file.row_count,
                 partition=partition_values(e, s), bucket=e.bucket,
                 file_size=e.file.file_size, level=e.file.level,
                 min_sequence_number=e.file.min_sequence_number,
                 max_sequence_number=e.file.max_sequence_number,
-                delete_row_count=e.file.delete_row_count))
+                delete_row_count=e.file.delete_row_count,
+                format=_file_format(e.file.file_name, s), deletes=deletes))
         return out
 
     def _target_schema(self, snapshot: Snapshot | None, schema: SchemaChoice) -> TableSchema:
@@ -233,14 +240,25 @@ class Table:
                                  rule="cast-mode") from None
         merge = None
         files = self.data_files(snap)
+        options = (target if snap is None else self.schema_at(snap.schema_id)
+                   ).effective_options()
+        dv_mode = False
         if target.primary_keys:
             opts = check_readable(target, self.name)
             merge = opts.engine
-            if opts.skips_level0:
+            # Paimon's deletion-vector mode: compaction marks replaced rows in deletion
+            # vectors, so a batch read takes the files of level > 0 with their vectors and
+            # merges nothing; level-0 files are not visible until compacted (Java's
+            # KeyValueFileStoreScan level filter, MergeTreeSplitGenerator raw splits).
+            dv_mode = options.get("deletion-vectors.enabled", "false").lower() == "true"
+            if opts.skips_level0 and not dv_mode:
+                # first-row: Java's batch scan takes compacted files only
                 files = [f for f in files if f.level > 0]
-        return plan_read(self.name, target, files,
+        skipped = [f for f in files if dv_mode and f.level == 0]
+        return plan_read(self.name, target, [f for f in files if not dv_mode or f.level > 0],
                          lambda f: self.schema_at(f.schema_id), mode,
-                         snapshot_id=None if snap is None else snap.id, merge_engine=merge)
+                         snapshot_id=None if snap is None else snap.id, merge_engine=merge,
+                         deletion_vectors=dv_mode, skipped=skipped)
 
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
@@ -282,6 +300,18 @@ class Table:
         id the read uses *that snapshot's* schema, as Paimon and Iceberg do; pass
         ``schema="current"`` to see the old snapshot through today's schema instead."""
         return execute(self.read_plan(snapshot_id, schema), self.spark)
+
+
+def _file_format(file_name: str, schema: TableSchema) -> FileFormat:
+    """A data file's format: its name's extension, else the table's ``file.format`` (which
+    schema files of version <= 2 imply to be ORC)."""
+    ext = file_name.rsplit(".", 1)[-1].lower() if "." in file_name else ""
+    fmt = ext if ext in ("parquet", "orc", "avro") else \
+        schema.effective_options().get("file.format", "parquet").lower()
+    if fmt not in ("parquet", "orc", "avro"):
+        raise SchemaLabError(f"data file {file_name} is in format {fmt!r}; schemalab reads "
+                             "Parquet, ORC and Avro data files", rule="file-format")
+    return fmt  # type: ignore[return-value]
 
 
 def name_from_path(path: str) -> str:

@@ -83,6 +83,23 @@ def start_gateway(netty_jar: str | None) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+
+def _column_values(path: str, column: str) -> list[Any]:
+    """One column of a data file, in file order."""
+    if path.endswith(".avro"):
+        import fastavro
+
+        with open(path, "rb") as f:
+            return [r[column] for r in fastavro.reader(f)]
+    if path.endswith(".orc"):
+        import pyarrow.orc as orc
+
+        return orc.ORCFile(path).read(columns=[column]).column(0).to_pylist()
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=[column]).column(0).to_pylist()
+
+
 class PType:
     """What the worker needs of a Java DataType, fetched once per table read or write."""
 
@@ -602,10 +619,8 @@ class Worker:
         """``DELETE FROM t WHERE column IN (values)`` on an append table with deletion
         vectors, the way paimon-spark does it (PaimonSparkWriter.persistDeletionVectors): row
         positions per data file → BitmapDeletionVector → AppendDeletionFileMaintainer →
-        a commit of index files only. Positions come from reading each Parquet file with
-        pyarrow; ``column`` is the name the files carry."""
-        import pyarrow.parquet as pq
-
+        a commit of index files only. Positions come from reading each data file (Parquet
+        and ORC with pyarrow, Avro with fastavro); ``column`` is the name the files carry."""
         table = self.table(req)
         if not table.coreOptions().deletionVectorsEnabled() or list(table.primaryKeys()):
             raise ValueError("delete_where is for append tables with deletion-vectors.enabled")
@@ -621,9 +636,9 @@ class Worker:
             partition, bucket = split.partition(), int(split.bucket())
             key = (partition.toString(), bucket)
             for meta in split.dataFiles():
-                path = split.bucketPath() + "/" + meta.fileName()
-                values = pq.read_table(path.replace("file:", "", 1), columns=[column]).column(0)
-                positions = [i for i, v in enumerate(values.to_pylist()) if C.dumps(v) in wanted]
+                path = (split.bucketPath() + "/" + meta.fileName()).replace("file:", "", 1)
+                positions = [i for i, v in enumerate(_column_values(path, column))
+                             if C.dumps(v) in wanted]
                 if not positions:
                     continue
                 if key not in maintainers:

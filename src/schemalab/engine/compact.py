@@ -40,7 +40,7 @@ from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.bucket import bucket_keys
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
-from schemalab.paimon.primary_key import check_readable, trimmed_primary_keys
+from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
 from schemalab.paimon.scan import live_files
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.table_schema import TableSchema
@@ -140,11 +140,12 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     _check_arguments(schema, table, strategy, order_by)
     specs = parse_partitions(partitions, schema, table)
     if schema.primary_keys:
-        check_readable(schema, table)
-        trimmed_primary_keys(schema, table)
+        check_writable(schema, table)  # fixed buckets: rows are bucketed again on write
     for attempt in range(1, attempts + 1):
         snap = SnapshotManager(target.path, table).latest()
-        pairs = [(e, f) for e, f in live(snap) if _in_partitions(f, schema, specs)]
+        every = live(snap)
+        pairs = [(e, f) for e, f in every if _in_partitions(f, schema, specs)]
+        vectors = _check_deletion_vectors(every, pairs, table)
         chosen = _choose(pairs, schema, strategy)
         if not chosen:
             return CompactionResult(table, None, attempts=attempt)
@@ -158,8 +159,12 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
         gone = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                 for e, _ in chosen]
         try:
+            # Every file with a deletion vector is rewritten without its deleted rows, so
+            # the vectors go: the snapshot keeps no index manifest (no hash index either:
+            # dynamic-bucket tables are not compacted here)
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
-                                 replaces=_still_live(target.path, gone, table))
+                                 replaces=_still_live(target.path, gone, table),
+                                 keep_index=not vectors)
         except CommitConflictError as e:
             for f in files:
                 fileio.delete(f.path)
@@ -207,6 +212,21 @@ def _check_arguments(schema: TableSchema, table: str, strategy: str,
                 f"meaningless (column {c}).", table=table, column=c, rule="compact-order")
 
 
+def _check_deletion_vectors(every: list[tuple[ManifestEntry, DataFile]],
+                            chosen: list[tuple[ManifestEntry, DataFile]], table: str) -> bool:
+    """Whether live files carry deletion vectors; if so, the compaction must cover them all
+    (it applies them and drops the index manifest that holds them)."""
+    with_dv = {f.path for _, f in every if f.deletes}
+    left = with_dv - {f.path for _, f in chosen}
+    if left:
+        raise SchemaLabError(
+            f"Table {table}: {len(left)} file(s) outside the partitions to compact carry "
+            "deletion vectors; schemalab compacts a deletion-vector table only as a whole "
+            "(it applies every vector and drops the index file). Leave out 'partitions'.",
+            table=table, rule="compact-deletion-vectors")
+    return bool(with_dv)
+
+
 def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, strategy: str
             ) -> list[tuple[ManifestEntry, DataFile]]:
     """The files to rewrite (see the module's docstring)."""
@@ -219,15 +239,17 @@ def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, st
     if schema.primary_keys:
         top = max_level(schema)
         for g in groups.values():
-            if len(g) > 1 or any(f.level != top or f.schema_id != schema.id for _, f in g):
+            if len(g) > 1 or any(f.level != top or f.schema_id != schema.id or f.deletes
+                                 for _, f in g):
                 out.extend(g)
         return out
     if strategy != "none":
         return pairs if len(pairs) > 0 else []
     target_size = _target_file_size(schema)
     for g in groups.values():
-        small = [(e, f) for e, f in g if f.file_size < target_size or f.schema_id != schema.id]
-        if len(small) > 1 or any(f.schema_id != schema.id for _, f in small):
+        small = [(e, f) for e, f in g
+                 if f.file_size < target_size or f.schema_id != schema.id or f.deletes]
+        if len(small) > 1 or any(f.schema_id != schema.id or f.deletes for _, f in small):
             out.extend(small)
     return out
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from schemalab.engine.footer import parquet_has_field_ids, parquet_schema
 from schemalab.engine.spark_reader import same_or_widens, spark_reader_widens, spark_sig
@@ -42,11 +42,19 @@ from schemalab.types.visitor import (
     visit_with_partner,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import numpy.typing as npt
+
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
 #: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
 StoredAs = Literal["timestamp-nanos", "time-millis"]
 FileFormat = Literal["parquet", "orc", "avro"]
+#: how rows of a data file are deleted by position
+DeleteKind = Literal["deletion vector", "position delete file"]
+#: why a live delete file removes nothing of a read (see IgnoredDelete)
+IgnoreReason = Literal["not-live", "newer-data", "deletion-vector", "no-older-data"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,28 @@ class Constant:
 
     origin: Literal["partition", "default"]
     value: Any
+
+
+def _no_positions() -> npt.NDArray[np.int64]:
+    import numpy as np
+
+    return np.zeros(0, np.int64)
+
+
+@dataclass(frozen=True)
+class PositionDeletes:
+    """Rows of one data file deleted by their 0-based position in it: a deletion vector
+    (Paimon's index file, Iceberg's Puffin blob) or the rows of a position delete file that
+    name this data file. ``load`` reads the positions (sorted); planning never calls it."""
+
+    kind: DeleteKind
+    #: the file that holds them: a Paimon index file, a Puffin file, a position delete file
+    source: str
+    #: how many rows, when the metadata says (a deletion vector's cardinality)
+    count: int | None = None
+    sequence_number: int | None = None
+    load: Callable[[], npt.NDArray[np.int64]] = field(default=_no_positions, compare=False,
+                                                      repr=False)
 
 
 @dataclass(frozen=True)
@@ -75,6 +105,12 @@ class DataFile:
     format: FileFormat = "parquet"
     #: primary-key files: how many -U/-D rows the file holds (None: not recorded)
     delete_row_count: int | None = None
+    #: rows deleted by position (several sources may name the same row)
+    deletes: tuple[PositionDeletes, ...] = ()
+    #: Iceberg's data sequence number: which equality deletes apply (see EqualityDeletes)
+    data_sequence_number: int | None = None
+    #: the partition an equality delete must share to apply (Iceberg: spec id + partition)
+    delete_scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +141,8 @@ class FileGroup:
     #: file columns stored in a form Spark cannot read as their type (see ``stored_as``)
     stored: tuple[tuple[str, StoredAs], ...] = ()
     format: FileFormat = "parquet"
+    #: columns read only to apply equality deletes (``ReadPlan.extra``), dropped after
+    extra: tuple[ColumnRead, ...] = ()
 
     @property
     def schema_ids(self) -> tuple[int, ...]:
@@ -128,10 +166,67 @@ class ReadPlan:
     format: str = "paimon"
     #: Paimon's merge engine for primary-key tables; None reads every row
     merge_engine: str | None = None
+    #: Paimon's deletion-vector mode: a primary-key table's files of level > 0 are read with
+    #: their deletion vectors and not merged (level-0 files are not visible yet)
+    deletion_vectors: bool = False
+    #: equality delete files that apply to some file of the read
+    equality_deletes: tuple[EqualityDeletes, ...] = ()
+    #: fields read beside the target only to apply equality deletes (named ``__sl_eq_<id>``)
+    extra: tuple[DataField, ...] = ()
+    #: live files the read leaves out (Paimon's level-0 files in deletion-vector mode)
+    skipped: tuple[DataFile, ...] = ()
+    #: live delete files the read does not apply, and why (for explanations)
+    ignored_deletes: tuple[IgnoredDelete, ...] = ()
 
     @property
     def files(self) -> list[DataFile]:
         return [f for g in self.groups for f in g.files]
+
+    @property
+    def merges(self) -> bool:
+        """Whether the read merges the rows of a key (a primary-key table outside the
+        deletion-vector mode), rather than returning every row that is not deleted."""
+        return self.merge_engine is not None and not self.deletion_vectors
+
+
+@dataclass(frozen=True)
+class EqualityDeletes:
+    """An equality delete file: its rows delete every row of the data files it applies to
+    whose ``field_ids`` columns equal a delete row's (NULL equals NULL). It applies to a data
+    file with a lower data sequence number, in its scope (None: every partition); ``plan``
+    reads its rows into columns ``__sl_eq_<id>``."""
+
+    source: str
+    sequence_number: int
+    field_ids: tuple[int, ...]
+    scope: str | None
+    plan: ReadPlan
+    row_count: int = 0
+
+    def applies_to(self, f: DataFile) -> bool:
+        return (f.data_sequence_number is not None
+                and f.data_sequence_number < self.sequence_number
+                and (self.scope is None or self.scope == f.delete_scope))
+
+
+@dataclass(frozen=True)
+class IgnoredDelete:
+    """A live delete file that removes no row of the read, and why: the data file it names
+    is not live (``not-live``), was written after it (``newer-data``), has a deletion vector
+    that supersedes it (``deletion-vector``); an equality delete no older data file meets
+    (``no-older-data``)."""
+
+    kind: str
+    source: str
+    sequence_number: int | None
+    reason: IgnoreReason
+    data_file: str | None = None
+    data_sequence_number: int | None = None
+
+
+def extra_name(field_id: int) -> str:
+    """The column an equality delete's field is read into, on both sides."""
+    return f"__sl_eq_{field_id}"
 
 
 def _parquet_ids(f: DataFile) -> bool:
@@ -144,12 +239,18 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
               constant_of: Callable[[DataFile, DataField], Constant | None] | None = None,
               defaults: Mapping[int, Constant] | None = None,
               snapshot_id: int | None = None, format: str = "paimon",
-              merge_engine: str | None = None) -> ReadPlan:
+              merge_engine: str | None = None, deletion_vectors: bool = False,
+              equality_deletes: Sequence[EqualityDeletes] = (),
+              extra: Sequence[DataField] = (), skipped: Sequence[DataFile] = (),
+              ignored_deletes: Sequence[IgnoredDelete] = ()) -> ReadPlan:
     """Group ``files`` by the projection they need onto ``target``. ``source_of(file)`` is
     the schema the file's columns are named and typed by (ids are the table's);
     ``constant_of(file, field)`` fills a field the file lacks; ``defaults`` are nested
-    fields' initial defaults."""
+    fields' initial defaults; ``extra`` fields are read beside the target (into columns
+    :func:`extra_name`) for ``equality_deletes``."""
     defaults = defaults or {}
+    fields = (*target.fields, *extra)
+    n_target = len(target.fields)
     groups: dict[tuple[object, ...], list[DataFile]] = {}
     info: dict[tuple[object, ...], tuple[tuple[ColumnRead, ...], bool,
                                          tuple[tuple[str, StoredAs], ...]]] = {}
@@ -159,7 +260,7 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
     # ColumnReads depend on the file's schema (object) and its constants only
     column_cache: dict[tuple[object, ...], tuple[tuple[ColumnRead, ...], bool]] = {}
     top_level: dict[int, dict[int, DataField]] = {}
-    target_ids = {c.id for c in target.fields}
+    target_ids = {c.id for c in fields}
     for f in files:
         source = source_of(f)
         schemas.setdefault(f.schema_id, source)
@@ -167,14 +268,14 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
         if by_id is None:
             by_id = top_level[id(source)] = {sf.id: sf for sf in source.fields}
         consts = () if constant_of is None else tuple(
-            (t.id, c) for t in target.fields
+            (t.id, c) for t in fields
             if t.id not in by_id and (c := constant_of(f, t)) is not None)
         ckey = (id(source), consts)
         cached = column_cache.get(ckey)
         if cached is None:
             by_const = dict(consts)
             cols = tuple(_column_read(t, by_id.get(t.id), by_const.get(t.id), defaults)
-                         for t in target.fields)
+                         for t in fields)
             cached = column_cache[ckey] = (cols, all(_id_scan_safe(c, defaults) for c in cols))
         cols, id_safe = cached
         stored = stored_as(f, source)
@@ -189,18 +290,20 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
                 for c in cols)
         groups.setdefault(key, []).append(f)
         info.setdefault(key, (cols, scan_by_id, stored))
-        group_schemas.setdefault(key, {}).setdefault(f.schema_id, cols)
+        group_schemas.setdefault(key, {}).setdefault(f.schema_id, cols[:n_target])
         ignored = group_ignored.setdefault(key, set())
         for sf in source.fields:
             if sf.id not in target_ids:
                 ignored.add((f.schema_id, sf))
     plan_groups = tuple(
-        FileGroup(tuple(fs), info[k][0], info[k][1],
+        FileGroup(tuple(fs), info[k][0][:n_target], info[k][1],
                   tuple(sorted(group_ignored[k], key=lambda x: (x[0], x[1].id))),
-                  dict(sorted(group_schemas[k].items())), info[k][2], fs[0].format)
+                  dict(sorted(group_schemas[k].items())), info[k][2], fs[0].format,
+                  info[k][0][n_target:])
         for k, fs in groups.items())
     return ReadPlan(table, target, mode, plan_groups, snapshot_id, schemas, format,
-                    merge_engine)
+                    merge_engine, deletion_vectors, tuple(equality_deletes), tuple(extra),
+                    tuple(skipped), tuple(ignored_deletes))
 
 
 def _column_read(target: DataField, source: DataField | None, constant: Constant | None,

@@ -1,14 +1,17 @@
-"""Running a read plan on Spark: one DataFrame in the plan's schema, file groups unioned,
-primary-key tables merged."""
+"""Running a read plan on Spark: one DataFrame in the plan's schema, file groups unioned
+(each without its deleted rows), primary-key tables merged — or, in Paimon's
+deletion-vector mode, not merged: their visible files already hold one live row per key."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from schemalab.engine.merge.read import merge_read
 from schemalab.engine.plan import ReadPlan
-from schemalab.engine.scan import read_group
-from schemalab.engine.spark_reader import all_nullable
+from schemalab.engine.scan import KIND_COL, read_group
+from schemalab.engine.spark_reader import all_nullable, quote
+from schemalab.paimon.primary_key import RETRACT
 from schemalab.types.spark import to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,12 +22,23 @@ def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     """One Spark DataFrame in the plan's target schema."""
     if not any(g.files for g in plan.groups):
         return empty_frame(plan, spark)
-    if plan.merge_engine is not None:
+    if plan.merges:
         return merge_read(plan, spark)
-    frames = [read_group(plan, g, spark) for g in plan.groups if g.files]
-    df = frames[0]
-    for other in frames[1:]:
-        df = df.union(other)
+    return plain_read(plan, spark)
+
+
+def plain_read(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+    """Every row of the plan's files that no delete removes. A primary-key table read this
+    way (deletion-vector mode) also drops its retract rows (-U/-D), as Paimon's merge of a
+    file holding them does."""
+    from pyspark.sql import functions as F
+
+    keyed = plan.merge_engine is not None
+    frames = [read_group(plan, g, spark, system=keyed) for g in plan.groups if g.files]
+    df = functools.reduce(lambda a, b: a.union(b), frames)
+    if keyed:
+        df = df.where(~F.col(KIND_COL).isin(*RETRACT)).select(
+            *[F.col(quote(f.name)) for f in plan.target.fields])
     return df
 
 

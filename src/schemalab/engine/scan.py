@@ -1,23 +1,47 @@
-"""Reading one group of files on Spark, in the plan's schema.
+"""Reading one group of files on Spark, in the plan's schema, without its deleted rows.
 
 A group whose files carry Parquet field ids and need no cast Spark's reader cannot do is
 read in one scan by field id. That scan requests synthetic column names (``_sl_f<id>``): the
 vectorized reader fails when a file column's name equals a *different* requested field of
 another type (a swap, or a dropped name re-used with a new type), and matching by id makes
 names irrelevant anyway. Every other group is read by the files' own column names, in the
-files' own types, and then evolved (:mod:`schemalab.engine.evolve`).
+files' own types, and then evolved (:mod:`schemalab.engine.evolve`): Parquet and ORC by
+Spark's readers, Avro files (and ORC files with deletes by position) on the driver into
+Arrow (:mod:`schemalab.engine.arrow_read`).
+
+Evolution comes first, then deletes (:mod:`schemalab.engine.deletes`): by position on the
+scan's rows (which know their file and position), by value on the evolved rows. Merges
+(:mod:`schemalab.engine.merge`) take the group's rows after both.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from schemalab.engine.arrow_read import read_file
+from schemalab.engine.deletes import (
+    FILE_NAME_COL,
+    deleted_positions,
+    drop_deleted_positions,
+    drop_equality_deleted,
+    file_name,
+    metadata_columns,
+    unique_name_scans,
+)
 from schemalab.engine.evolve import evolve, literal
-from schemalab.engine.plan import ColumnRead, FileGroup, ReadPlan, StoredAs
+from schemalab.engine.plan import (
+    ColumnRead,
+    DataFile,
+    FileGroup,
+    ReadPlan,
+    StoredAs,
+)
 from schemalab.engine.spark_reader import (
     all_nullable,
     literal_path,
+    orc_read_type,
     quote,
     store_error,
     without_ids,
@@ -25,7 +49,7 @@ from schemalab.engine.spark_reader import (
 from schemalab.fileio import spark_uri
 from schemalab.paimon.primary_key import SEQUENCE_NUMBER, VALUE_KIND
 from schemalab.schema import TableSchema
-from schemalab.types.model import DataField, DataType, MapType, TypeRoot
+from schemalab.types.model import BIGINT, TINYINT, DataField, DataType, MapType, TypeRoot
 from schemalab.types.spark import FIELD_ID_KEY, to_spark
 from schemalab.types.visitor import TypeTransform, nested_names, visit
 
@@ -44,77 +68,184 @@ _ROWS_ONLY_ID = 2**31 - 1
 
 def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system: bool = False,
                with_file: bool = False) -> DataFrame:
-    """The files of ``group`` in the plan's schema. ``system`` adds the primary-key files'
-    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (as ``__sl_seq``, ``__sl_kind``), ``with_file``
-    each row's file (``__sl_file``)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as st
+    """The files of ``group`` in the plan's schema, without their deleted rows. ``system``
+    adds the primary-key files' ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (as ``__sl_seq``,
+    ``__sl_kind``), ``with_file`` each row's file (``__sl_file``)."""
+    eqs = [e for e in plan.equality_deletes if any(e.applies_to(f) for f in group.files)]
+    how = _Scan(plan, group, spark, system, with_file, bool(eqs))
+    frames = [how.driver(files) if driver else how.native(files)
+              for files, driver in _scans(group.files, bool(eqs))]
+    df = functools.reduce(lambda a, b: a.union(b), frames)
+    if eqs:
+        # the plan reads every equality field: the target's columns, else ``plan.extra``
+        column_of = {c.target.id: c.target.name for c in (*group.columns, *group.extra)}
+        rows = [(e, _read_all(e.plan, spark)) for e in eqs]
+        df = drop_equality_deleted(df, group.files, rows, column_of, spark)
+    if eqs or group.extra:
+        df = df.drop(*([FILE_NAME_COL] if eqs else []), *[c.target.name for c in group.extra])
+    return df
 
-    extra_fields: list[st.StructField] = []
-    extra_cols: list[Column] = []
-    if system:
-        # Requested by name (no field id): Spark matches a field without an id by name even
-        # in a scan by id, and pypaimon's files carry no ids at all.
-        extra_fields = [st.StructField(SEQUENCE_NUMBER, st.LongType(), True),
-                        st.StructField(VALUE_KIND, st.ByteType(), True)]
-        extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL), F.col(VALUE_KIND).alias(KIND_COL)]
-    if with_file:
-        extra_cols.append(F.input_file_name().alias(FILE_COL))
-    paths = [literal_path(spark_uri(f.path)) for f in group.files]
-    if group.by_id:
-        prefix = id_scan_prefix([plan.schemas[sid] for sid in group.schema_ids
-                                 if sid in plan.schemas])
-        read = [c.target for c in group.columns if _scanned(c)]
-        fields = [st.StructField(f"{prefix}{t.id}", _id_read_type(t.type, prefix), True,
-                                 {FIELD_ID_KEY: t.id}) for t in read]
-        if not fields and not extra_fields:
-            fields = [st.StructField("_sl_rows", st.IntegerType(), True,
-                                     {FIELD_ID_KEY: _ROWS_ONLY_ID})]
-        df = _parquet(spark, st.StructType(fields + extra_fields), paths)
-        # Spark reads every file column as nullable (file sources apply ``asNullable`` to a
-        # user schema), and a cast may not turn a nullable ARRAY element / MAP value / ROW
-        # field into a NOT NULL one: cast to the all-nullable form of the target type.
-        cols = [F.col(quote(f"{prefix}{c.target.id}")).cast(all_nullable(to_spark(
-                    c.target.type))).alias(c.target.name) if _scanned(c) else
-                literal(None if c.constant is None else c.constant.value,
-                        c.target.type).alias(c.target.name)
-                for c in group.columns]
-        return df.select(*cols, *extra_cols)
-    # By name, in each column's file type. Nested ROW fields are requested by name too (no
-    # ids): files written without Parquet field ids (Paimon's, pypaimon's) fail a read schema
-    # that carries ids, and the names are exactly the file's own, so nothing can collide.
-    stored = dict(group.stored)
-    read_fields = [st.StructField(c.source.name,
-                                  _stored_read_type(stored[c.source.name])
-                                  if c.source.name in stored
-                                  else without_ids(to_spark(c.source.type)), True)
-                   for c in group.columns if c.source is not None]
-    if not read_fields and not extra_fields:
-        # No column of the output exists in these files: still one row per record.
-        df = _parquet(spark, None, paths).select(F.lit(1).alias("_sl_one"))
-    else:
-        df = _parquet(spark, st.StructType(read_fields + extra_fields), paths)
-    out = []
-    for c in group.columns:
-        if c.source is None:
-            value = None if c.constant is None else c.constant.value
-            out.append(literal(value, c.target.type).alias(c.target.name))
-            continue
-        col = F.col(quote(c.source.name))
+
+def _read_all(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+    frames = [read_group(plan, g, spark) for g in plan.groups if g.files]
+    return functools.reduce(lambda a, b: a.union(b), frames)
+
+
+def _scans(files: Sequence[DataFile], need_names: bool) -> list[tuple[list[DataFile], bool]]:
+    """The scans a group's files are read in: (files, read on the driver). Avro files and
+    ORC files with deletes by position go through the driver; the others through Spark, in
+    scans whose file names are unique when rows must be told apart by file."""
+    driver = [f for f in files if f.format == "avro" or (f.format == "orc" and f.deletes)]
+    native = [f for f in files if f not in driver]
+    out: list[tuple[list[DataFile], bool]] = [(driver, True)] if driver else []
+    if native:
+        split = need_names or any(f.deletes for f in native)
+        out.extend((fs, False) for fs in (unique_name_scans(native) if split else [native]))
+    return out
+
+
+class _Scan:
+    """How the scans of one group are read (see :func:`read_group`)."""
+
+    def __init__(self, plan: ReadPlan, group: FileGroup, spark: SparkSession, system: bool,
+                 with_file: bool, names: bool) -> None:
+        self.plan, self.group, self.session = plan, group, spark
+        self.system, self.with_file, self.names = system, with_file, names
+        self.columns = (*group.columns, *group.extra)
+
+    def native(self, files: list[DataFile]) -> DataFrame:
+        """A scan by Spark's Parquet or ORC reader; deletes by position dropped."""
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as st
+
+        plan, group = self.plan, self.group
+        extra_fields: list[st.StructField] = []
+        extra_cols: list[Column] = []
+        if self.system:
+            # Requested by name (no field id): Spark matches a field without an id by name
+            # even in a scan by id, and pypaimon's files carry no ids at all.
+            extra_fields = [st.StructField(SEQUENCE_NUMBER, st.LongType(), True),
+                            st.StructField(VALUE_KIND, st.ByteType(), True)]
+            extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL),
+                          F.col(VALUE_KIND).alias(KIND_COL)]
+        if self.with_file:
+            extra_cols.append(F.input_file_name().alias(FILE_COL))
+        paths = [literal_path(spark_uri(f.path)) for f in files]
+        positions = any(f.deletes for f in files)
+        if group.by_id:
+            prefix = id_scan_prefix([plan.schemas[sid] for sid in group.schema_ids
+                                     if sid in plan.schemas])
+            read = [c.target for c in self.columns if _scanned(c)]
+            fields = [st.StructField(f"{prefix}{t.id}", _id_read_type(t.type, prefix), True,
+                                     {FIELD_ID_KEY: t.id}) for t in read]
+            if not fields and not extra_fields:
+                fields = [st.StructField("_sl_rows", st.IntegerType(), True,
+                                         {FIELD_ID_KEY: _ROWS_ONLY_ID})]
+            df = _read(self.session, group.format, st.StructType(fields + extra_fields), paths)
+            # Spark reads every file column as nullable (file sources apply ``asNullable``
+            # to a user schema), and a cast may not turn a nullable ARRAY element / MAP
+            # value / ROW field into a NOT NULL one: cast to the all-nullable target type.
+            cols = [F.col(quote(f"{prefix}{c.target.id}")).cast(all_nullable(to_spark(
+                        c.target.type))).alias(c.target.name) if _scanned(c) else
+                    literal(None if c.constant is None else c.constant.value,
+                            c.target.type).alias(c.target.name)
+                    for c in self.columns]
+        else:
+            # By name, in each column's file type. Nested ROW fields are requested by name
+            # too (no ids): files written without Parquet field ids (Paimon's, pypaimon's)
+            # fail a read schema that carries ids, and the names are exactly the file's own,
+            # so nothing can collide.
+            stored = dict(group.stored)
+            read_fields = [st.StructField(c.source.name, self._file_type(c, stored), True)
+                           for c in self.columns if c.source is not None]
+            # No column of the output in these files: a scan of no column still gives one
+            # row per record.
+            df = _read(self.session, group.format,
+                       st.StructType(read_fields + extra_fields)
+                       if read_fields or extra_fields else None, paths)
+            cols = self._evolved(stored)
+        meta = metadata_columns(df, files, positions=positions) \
+            if positions or self.names else []
+        df = df.select(*cols, *extra_cols, *meta)
+        if positions:
+            df = drop_deleted_positions(df, files, self.session, plan.table)
+            if not self.names:
+                df = df.drop(FILE_NAME_COL)
+        return df
+
+    def _file_type(self, c: ColumnRead, stored: dict[str, StoredAs]) -> st.DataType:
+        assert c.source is not None
         if c.source.name in stored:
-            col = _from_stored(col, stored[c.source.name], c.source.type)
-        expr = evolve(col, c.source.type, c.target.type, plan.cast_mode, plan.table, c.target,
-                      dict(c.defaults))
-        out.append(expr.alias(c.target.name))
-    return df.select(*out, *extra_cols)
+            return _stored_read_type(stored[c.source.name])
+        t = without_ids(to_spark(c.source.type))
+        # Spark's ORC reader returns garbage for an ORC timestamp requested as TIMESTAMP_NTZ:
+        # request the instant and cast (the session is in UTC)
+        return orc_read_type(t) if self.group.format == "orc" else t
+
+    def _evolved(self, stored: dict[str, StoredAs]) -> list[Column]:
+        """The output columns of a frame holding the file columns by name, in file types."""
+        from pyspark.sql import functions as F
+
+        out = []
+        for c in self.columns:
+            if c.source is None:
+                value = None if c.constant is None else c.constant.value
+                out.append(literal(value, c.target.type).alias(c.target.name))
+                continue
+            col = F.col(quote(c.source.name))
+            if c.source.name in stored:
+                col = _from_stored(col, stored[c.source.name], c.source.type)
+            elif self.group.format == "orc":
+                col = col.cast(without_ids(to_spark(c.source.type)))
+            expr = evolve(col, c.source.type, c.target.type, self.plan.cast_mode,
+                          self.plan.table, c.target, dict(c.defaults))
+            out.append(expr.alias(c.target.name))
+        return out
+
+    def driver(self, files: list[DataFile]) -> DataFrame:
+        """Files read on the driver into Arrow, deleted positions dropped there, evolved on
+        Spark like a scan by name."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as st
+
+        wanted: dict[str, DataType] = {c.source.name: c.source.type for c in self.columns
+                                       if c.source is not None}
+        if self.system:
+            wanted[SEQUENCE_NUMBER] = BIGINT()
+            wanted[VALUE_KIND] = TINYINT()
+        tables = []
+        for f in files:
+            t = read_file(f, list(wanted.items()),
+                          deleted_positions(f, self.plan.table) if f.deletes else None)
+            t = t.append_column(FILE_NAME_COL, pa.array([file_name(f)] * t.num_rows,
+                                                        pa.string()))
+            tables.append(t.append_column(FILE_COL, pa.array([f.path] * t.num_rows,
+                                                             pa.string())))
+        table = pa.concat_tables(tables)
+        schema = st.StructType(
+            [st.StructField(n, without_ids(to_spark(t)), True) for n, t in wanted.items()]
+            + [st.StructField(FILE_NAME_COL, st.StringType(), True),
+               st.StructField(FILE_COL, st.StringType(), True)])
+        df = self.session.createDataFrame(table, schema=schema)
+        extra_cols = []
+        if self.system:
+            extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL),
+                          F.col(VALUE_KIND).alias(KIND_COL)]
+        if self.with_file:
+            extra_cols.append(F.col(FILE_COL))
+        if self.names:
+            extra_cols.append(F.col(FILE_NAME_COL))
+        return df.select(*self._evolved({}), *extra_cols)
 
 
-def _parquet(spark: SparkSession, schema: st.StructType | None, paths: list[str]) -> DataFrame:
-    """``spark.read.parquet`` of ``paths`` (with ``schema``), with a clear error when the
-    session has no file system for their store."""
+def _read(spark: SparkSession, fmt: str, schema: st.StructType | None,
+          paths: list[str]) -> DataFrame:
+    """Spark's ``fmt`` reader (Parquet or ORC) of ``paths`` (with ``schema``), with a clear
+    error when the session has no file system for their store."""
     reader = spark.read if schema is None else spark.read.schema(schema)
     try:
-        return reader.parquet(*paths)
+        return reader.format(fmt).load(paths)
     except Exception as e:
         error = store_error(e, paths[0])
         if error is None:

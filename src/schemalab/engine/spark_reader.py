@@ -137,3 +137,22 @@ def without_ids(t: st.DataType) -> st.DataType:
         return st.MapType(without_ids(t.keyType), without_ids(t.valueType),
                           t.valueContainsNull)
     return t
+
+
+def orc_read_type(t: st.DataType) -> st.DataType:
+    """``t`` with every TIMESTAMP_NTZ as TIMESTAMP: Spark's ORC reader returns wrong values
+    (silently) for an ORC timestamp requested as TIMESTAMP_NTZ; the instant, cast back in the
+    session's UTC, is the file's wall time."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.TimestampNTZType):
+        return st.TimestampType()
+    if isinstance(t, st.StructType):
+        return st.StructType([st.StructField(f.name, orc_read_type(f.dataType), f.nullable,
+                                             f.metadata) for f in t.fields])
+    if isinstance(t, st.ArrayType):
+        return st.ArrayType(orc_read_type(t.elementType), t.containsNull)
+    if isinstance(t, st.MapType):
+        return st.MapType(orc_read_type(t.keyType), orc_read_type(t.valueType),
+                          t.valueContainsNull)
+    return t

@@ -9,10 +9,11 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schemalab.engine.plan import ColumnRead, ReadPlan
+from schemalab.engine.plan import ColumnRead, IgnoredDelete, ReadPlan
 from schemalab.history.model import TableHistory
 from schemalab.render.html import explanation_html
 from schemalab.types.model import TypeRoot
@@ -52,6 +53,21 @@ class GroupExplanation:
 
 
 @dataclass(frozen=True)
+class DeleteExplanation:
+    """Rows a delete file removes from one data file, or a live delete file that removes
+    nothing of the read (``rows`` 0), or a data file the read leaves out."""
+
+    #: the data file's name, None for a delete that applies to no file of the read
+    data_file: str | None
+    #: the delete file's name (None for a file left out)
+    source: str | None
+    kind: str
+    #: how many rows it removes; None when decided row by row (equality deletes)
+    rows: int | None
+    text: str
+
+
+@dataclass(frozen=True)
 class ReadExplanation:
     table: str
     snapshot_id: int | None
@@ -62,6 +78,9 @@ class ReadExplanation:
     merge: str | None = None
     #: ``explain_read(key=...)``: every version of that key and which one won
     key: KeyExplanation | None = None
+    #: why rows are absent (deleted, or in files the read leaves out), or present despite
+    #: a delete file
+    deletes: tuple[DeleteExplanation, ...] = ()
 
     @property
     def mode_text(self) -> str:
@@ -86,6 +105,9 @@ class ReadExplanation:
             lines.append(self.merge)
         if self.key is not None:
             lines.extend(self.key.text().splitlines())
+        if self.deletes:
+            lines.append("deletes")
+            lines.extend(f"  {d.text}" for d in self.deletes)
         if not self.groups:
             return "\n".join(lines) + "\n  (no data files)"
         for g in self.groups:
@@ -183,7 +205,8 @@ def explain(plan: ReadPlan, history: TableHistory | None = None) -> ReadExplanat
     groups.sort(key=lambda x: x.schema_id)
     rules = ICEBERG_RULES if plan.format == "iceberg" else plan.cast_mode.value
     return ReadExplanation(plan.table, plan.snapshot_id, plan.target.id, rules,
-                           tuple(groups), merge=merge_text(plan))
+                           tuple(groups), merge=merge_text(plan),
+                           deletes=tuple(delete_explanations(plan)))
 
 
 def merge_text(plan: ReadPlan) -> str | None:
@@ -191,6 +214,81 @@ def merge_text(plan: ReadPlan) -> str | None:
     pk = plan.target.primary_keys
     if plan.merge_engine is None:
         return None
+    if plan.deletion_vectors:
+        return (f"primary key ({', '.join(pk)}), deletion-vector mode: the files above level 0 "
+                "hold one live row per key once their deletion vectors are applied, so they "
+                "are read without a merge (and without -U/-D rows); level-0 files are not "
+                "read until compaction moves them up")
     return (f"primary key ({', '.join(pk)}): each file group is evolved first, then the rows "
             "of a key are merged by Paimon's deduplicate engine: the highest _SEQUENCE_NUMBER "
             "wins, and a key whose winner is a delete (-D/-U) is gone")
+
+
+def _name(path: str | None) -> str:
+    return "" if path is None else os.path.basename(path.rstrip("/"))
+
+
+def _seqs(delete_seq: int | None, data_seq: int | None, op: str) -> str:
+    if delete_seq is None or data_seq is None:
+        return ""
+    return f" (sequence {delete_seq} {op} data sequence {data_seq})"
+
+
+def delete_explanations(plan: ReadPlan) -> list[DeleteExplanation]:
+    """Which rows each delete removes, which delete files remove nothing and why, and which
+    files the read leaves out. Deletes by position are counted by decoding them."""
+    out = []
+    for f in plan.files:
+        name = _name(f.path)
+        for d in f.deletes:
+            n = len(d.load())
+            where = "deletion vector in" if d.kind == "deletion vector" else d.kind
+            out.append(DeleteExplanation(
+                name, _name(d.source), d.kind, n,
+                f"{n} row{'s' if n != 1 else ''} of {name} removed by {where} "
+                f"{_name(d.source)}{_seqs(d.sequence_number, f.data_sequence_number, '≥')}"))
+    names = {f.id: f.name for f in (*plan.target.fields, *plan.extra)}
+    for eq in plan.equality_deletes:
+        cols = ", ".join(names.get(i, f"field {i}") for i in eq.field_ids)
+        for f in plan.files:
+            if eq.applies_to(f):
+                out.append(DeleteExplanation(
+                    _name(f.path), _name(eq.source), "equality delete file", None,
+                    f"rows of {_name(f.path)} whose ({cols}) equal one of the {eq.row_count} "
+                    f"rows of equality delete file {_name(eq.source)} removed"
+                    f"{_seqs(eq.sequence_number, f.data_sequence_number, '>')}"))
+        for f in plan.files:
+            if (not eq.applies_to(f) and f.data_sequence_number is not None
+                    and f.data_sequence_number >= eq.sequence_number
+                    and (eq.scope is None or eq.scope == f.delete_scope)):
+                out.append(DeleteExplanation(
+                    _name(f.path), _name(eq.source), "equality delete file", 0,
+                    f"rows of {_name(f.path)} are kept whatever their ({cols}): written after "
+                    f"equality delete file {_name(eq.source)}"
+                    f"{_seqs(eq.sequence_number, f.data_sequence_number, '≤')}"))
+    for ig in plan.ignored_deletes:
+        out.append(DeleteExplanation(ig.data_file and _name(ig.data_file), _name(ig.source),
+                                     ig.kind, 0, _ignored_text(ig)))
+    for f in plan.skipped:
+        out.append(DeleteExplanation(
+            _name(f.path), None, "not read", f.row_count,
+            f"{f.row_count} row{'s' if f.row_count != 1 else ''} of {_name(f.path)} not read: "
+            "a level-0 file of a deletion-vector table is visible once compaction moves it "
+            "above level 0"))
+    return out
+
+
+def _ignored_text(ig: IgnoredDelete) -> str:
+    what = f"{ig.kind} {_name(ig.source)}"
+    target = _name(ig.data_file)
+    if ig.reason == "not-live":
+        return (f"{what} removes nothing: it names data file {target}, which is not live in "
+                "this snapshot (rewritten or removed since)")
+    if ig.reason == "newer-data":
+        return (f"{what} removes nothing of {target}: the data file is newer"
+                f"{_seqs(ig.sequence_number, ig.data_sequence_number, '<')}")
+    if ig.reason == "deletion-vector":
+        return (f"{what} is not applied to {target}: a deletion vector for that file "
+                "supersedes it")
+    return (f"{what} removes nothing: no data file read is older than it (sequence "
+            f"{ig.sequence_number})")

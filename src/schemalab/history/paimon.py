@@ -6,6 +6,7 @@ thousands of each is quick; a snapshot's manifest tree is read when it is asked 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Sequence
@@ -16,10 +17,19 @@ from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
 from schemalab.history.versions import FieldInfo, SchemaVersion, gc_paused
 from schemalab.paimon.binaryrow import decode_row
+from schemalab.paimon.index import (
+    DELETION_VECTORS,
+    HASH,
+    DeletionFile,
+    IndexFileEntry,
+    deletion_files,
+    index_file_path,
+    index_files,
+)
 from schemalab.paimon.manifest import FileKind, ManifestEntry
 from schemalab.paimon.scan import ManifestReader, data_file_path, partition_values, replay
 from schemalab.paimon.schema_manager import SchemaManager
-from schemalab.paimon.snapshot import SnapshotManager
+from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema import TableSchema
 from schemalab.types.model import (
     ArrayType,
@@ -104,13 +114,8 @@ def paimon_history(path: str, name: str, schemas: SchemaManager,
         versions = with_events([schema_version(s) for s in all_schemas])
         snaps = []
         prev: int | None = None
-        for sid in snapshots.list_ids():
-            snap = snapshots.get(sid)
-            snaps.append(SnapshotNode(
-                snap.id, prev, snap.schema_id, snap.time_millis, snap.commit_kind,
-                snap.total_record_count,
-                summary={"commit_user": snap.commit_user, "delta_record_count":
-                         snap.delta_record_count, "writer": snap.writer_version}))
+        for snap in snapshots.get_all(snapshots.list_ids()):
+            snaps.append(snapshot_node(snap, prev))
             prev = snap.id
         loader = _TreeLoader(path, schemas, snapshots, snaps)
         return TableHistory(
@@ -156,12 +161,58 @@ class _TreeLoader:
                              tuple(file_node(e) for e in m.entries))
                 for m in lst.manifests))
             for lst in lists_read)
-        live = tuple(file_node(e) for e in live_entries if e.kind == FileKind.ADD)
-        base = self.nodes.get(snapshot_id) or SnapshotNode(
-            snap.id, None, snap.schema_id, snap.time_millis, snap.commit_kind,
-            snap.total_record_count)
-        return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
-                            base.kind, base.record_count, lists, live, base.summary)
+        index = index_files(self.path, snap)
+        if index:
+            lists += (index_list_node(self.path, snap.index_manifest or "", index,
+                                      self.schemas.get(snap.schema_id)),)
+        dvs = deletion_files(self.path, index)
+        live = tuple(_with_deletion_vector(file_node(e), e, dvs) for e in live_entries
+                     if e.kind == FileKind.ADD)
+        base = self.nodes.get(snapshot_id) or snapshot_node(snap, None)
+        return dataclasses.replace(base, lists=lists, live_files=live)
+
+
+def snapshot_node(snap: Snapshot, parent: int | None) -> SnapshotNode:
+    """A snapshot without its tree."""
+    return SnapshotNode(
+        snap.id, parent, snap.schema_id, snap.time_millis, snap.commit_kind,
+        snap.total_record_count,
+        summary={"commit_user": snap.commit_user, "delta_record_count":
+                 snap.delta_record_count, "writer": snap.writer_version},
+        record_count_text="totalRecordCount: records in the live data files, before merges "
+                          "and deletion vectors")
+
+
+def index_list_node(table_path: str, manifest: str, entries: list[IndexFileEntry],
+                    schema: TableSchema) -> ManifestListNode:
+    """A snapshot's index manifest as a tree level: its deletion-vector and hash index
+    files, each with the data files it covers (``row_count``: data files for a
+    deletion-vector file, keys for a hash index)."""
+    types = [schema.type_of(k) for k in schema.partition_keys]
+    files = []
+    for e in entries:
+        values = decode_row(e.partition, types) if types else []
+        kind = {DELETION_VECTORS: "deletion vectors", HASH: "hash index"}.get(
+            e.index_type, e.index_type)
+        files.append(FileNode(
+            path=os.path.relpath(index_file_path(table_path, e), table_path),
+            kind=f"{e.kind.name} {kind}", schema_id=schema.id, row_count=e.row_count,
+            partition=dict(zip(schema.partition_keys, values, strict=True)), bucket=e.bucket,
+            file_size=e.file_size,
+            target=", ".join(r.data_file for r in e.ranges) or None))
+    return ManifestListNode("index", manifest, (ManifestNode(
+        manifest, sum(e.kind is FileKind.ADD for e in entries),
+        sum(e.kind is FileKind.DELETE for e in entries), None, tuple(files)),))
+
+
+def _with_deletion_vector(node: FileNode, e: ManifestEntry,
+                          dvs: dict[tuple[bytes, int, str], DeletionFile]) -> FileNode:
+    dv = dvs.get((e.partition, e.bucket, e.file.file_name))
+    if dv is None:
+        return node
+    rows = dv.cardinality if dv.cardinality is not None else len(dv.positions())
+    return dataclasses.replace(node, deleted_rows=rows, deleted_by=os.path.basename(
+        dv.index_file))
 
 
 def describe_entry(table_path: str, e: ManifestEntry, file_schema: TableSchema,

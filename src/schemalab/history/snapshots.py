@@ -25,6 +25,12 @@ class FileNode:
     max_key: tuple[Any, ...] | None = None
     min_sequence_number: int | None = None
     max_sequence_number: int | None = None
+    #: a delete file or deletion vector: the one data file it names, if it names one
+    target: str | None = None
+    #: a data file: how many of its rows a deletion vector deletes (Paimon), if any
+    deleted_rows: int | None = None
+    #: a data file: the index file holding its deletion vector (Paimon)
+    deleted_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,9 @@ class ManifestNode:
 
 @dataclass(frozen=True)
 class ManifestListNode:
-    kind: str  # "base", "delta", "changelog" (Paimon) or "manifest-list" (Iceberg)
+    #: "base", "delta", "changelog", "index" (Paimon's index manifest: deletion-vector and
+    #: hash index files) or "manifest-list" (Iceberg)
+    kind: str
     name: str
     manifests: tuple[ManifestNode, ...]
 
@@ -54,6 +62,9 @@ class SnapshotNode:
     lists: tuple[ManifestListNode, ...] = ()
     live_files: tuple[FileNode, ...] = ()
     summary: dict[str, Any] = field(default_factory=dict)
+    #: what ``record_count`` counts (Iceberg's total-records and Paimon's totalRecordCount
+    #: count rows in data files: deleted rows and merged-away versions included)
+    record_count_text: str | None = None
 
 
 #: how many loaded snapshot trees a TableHistory keeps

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -163,7 +164,25 @@ def snapshot_node(table: IcebergTable, s: IcebergSnapshot) -> SnapshotNode:
         summary["refs"] = ", ".join(sorted(refs))
     return SnapshotNode(s.snapshot_id, s.parent_id, table.snapshot_schema_id(s), s.timestamp_ms,
                         s.operation, int(total) if total.isdigit() else None,
-                        summary=summary)
+                        summary=summary, record_count_text=record_count_text(s.summary))
+
+
+def record_count_text(summary: Mapping[str, Any]) -> str:
+    """What a snapshot's row count (``total-records``) counts: the rows of its data files,
+    before any delete.
+
+        >>> record_count_text({"total-records": "8", "total-equality-deletes": "1"})
+        'total-records: rows in the data files, before deletes (1 equality delete row ...)'
+    """
+    deletes = []
+    pos = str(summary.get("total-position-deletes", "0"))
+    eq = str(summary.get("total-equality-deletes", "0"))
+    if pos.isdigit() and int(pos):
+        deletes.append(f"{pos} row{'s' if int(pos) != 1 else ''} deleted by position")
+    if eq.isdigit() and int(eq):
+        deletes.append(f"{eq} equality delete row{'s' if int(eq) != 1 else ''}")
+    more = f" ({' and '.join(deletes)} not subtracted)" if deletes else ""
+    return f"total-records: rows in the data files, before deletes{more}"
 
 
 def iceberg_history(table: IcebergTable) -> TableHistory:
@@ -252,7 +271,6 @@ def _history_tree(table: IcebergTable, snapshot_id: int) -> SnapshotNode:
         base = snapshot_node(table, snap)
         summary = {**base.summary,
                    "tree_error": f"manifest list {snap.manifest_list} is not on this machine"}
-        return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
-                            base.kind, base.record_count, summary=summary)
+        return dataclasses.replace(base, summary=summary)
     return table.snapshot_tree(snapshot_id)
 

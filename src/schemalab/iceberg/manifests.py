@@ -67,10 +67,25 @@ class IcebergManifestEntry:
     null_counts: Mapping[int, int]
     lower_bounds: Mapping[int, bytes]
     upper_bounds: Mapping[int, bytes]
+    #: delete files: the one data file they apply to (143), when the writer recorded it
+    referenced_data_file: str | None = None
+    #: equality delete files: the field ids compared (135)
+    equality_ids: tuple[int, ...] = ()
+    #: deletion vectors: where the blob lies in its Puffin file (144, 145)
+    content_offset: int | None = None
+    content_size: int | None = None
 
     @property
     def status_name(self) -> str:
         return STATUS.get(self.status, str(self.status))
+
+    @property
+    def content_name(self) -> str:
+        """``data``, ``position deletes``, ``equality deletes`` or ``deletion vector`` (a
+        v3 position delete held in a Puffin file)."""
+        if self.content == 1 and self.file_format == "puffin":
+            return "deletion vector"
+        return CONTENT.get(self.content, str(self.content))
 
     @property
     def live(self) -> bool:
@@ -192,7 +207,10 @@ def read_iceberg_manifest(path: str, mf: IcebergManifestFile) -> IcebergManifest
             value_counts=_pairs(_by_id(d, df_ids, 109)),
             null_counts=_pairs(_by_id(d, df_ids, 110)),
             lower_bounds=_pairs(_by_id(d, df_ids, 125)),
-            upper_bounds=_pairs(_by_id(d, df_ids, 128))))
+            upper_bounds=_pairs(_by_id(d, df_ids, 128)),
+            referenced_data_file=_by_id(d, df_ids, 143),
+            equality_ids=tuple(int(i) for i in _by_id(d, df_ids, 135, ()) or ()),
+            content_offset=_by_id(d, df_ids, 144), content_size=_by_id(d, df_ids, 145)))
     return IcebergManifest(mf, schema_id, tuple(entries))
 
 

@@ -151,6 +151,9 @@ class IcebergSnapshot:
     manifests: tuple[str, ...] = ()
     summary: Mapping[str, str] = field(default_factory=dict)
     schema_id: int | None = None
+    #: v3 row lineage; None for snapshots made before a v2 → v3 upgrade
+    first_row_id: int | None = None
+    added_rows: int | None = None
 
     @property
     def operation(self) -> str:
@@ -489,11 +492,14 @@ def _parse_snapshot(s: Any, version: int, i: int, bad: Any) -> IcebergSnapshot:
         raise bad(f"snapshots[{i}] must be an object")
     sid = s.get("snapshot-id")
     where = f"snapshot {sid}" if isinstance(sid, int) else f"snapshots[{i}]"
+    # `sequence-number` (v2) and `first-row-id` / `added-rows` (v3) are not required here:
+    # a table upgraded in place keeps its older snapshots as they were written, and the spec
+    # says to read them with defaults (Appendix E: "sequence-number must default to 0";
+    # "Row Lineage for Upgraded Tables": first-row-id "remains unset or null"). Java writes
+    # sequence-number only when it is > 0 and reads it with default 0 (SnapshotParser).
     required = ["snapshot-id", "timestamp-ms"]
     if version >= 2:
-        required += ["sequence-number", "manifest-list", "summary"]
-    if version >= 3:
-        required += ["first-row-id", "added-rows"]
+        required += ["manifest-list", "summary"]
     for k in required:
         if k not in s:
             raise bad(f"{where}: missing '{k}' (required in v{version})")
@@ -512,5 +518,11 @@ def _parse_snapshot(s: Any, version: int, i: int, bad: Any) -> IcebergSnapshot:
         manifest_list=s.get("manifest-list"),
         manifests=tuple(str(m) for m in s.get("manifests") or ()),
         summary={str(k): str(val) for k, val in summary.items()},
-        schema_id=s.get("schema-id"))
+        schema_id=s.get("schema-id"),
+        first_row_id=_optional_int(s.get("first-row-id"), f"{where} 'first-row-id'"),
+        added_rows=_optional_int(s.get("added-rows"), f"{where} 'added-rows'"))
+
+
+def _optional_int(value: Any, what: str) -> int | None:
+    return None if value is None else json_int(value, what)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from schemalab.history.snapshots import (
     ManifestNode,
     SnapshotNode,
 )
+from schemalab.iceberg.deletes import referenced_file
 from schemalab.iceberg.history import (
     MetadataInfo,
     iceberg_history,
@@ -31,7 +33,6 @@ from schemalab.iceberg.history import (
 )
 from schemalab.iceberg.locate import find_current_metadata
 from schemalab.iceberg.manifests import (
-    CONTENT,
     IcebergManifest,
     IcebergManifestEntry,
     IcebergManifestFile,
@@ -209,34 +210,32 @@ class IcebergTable:
         return self._manifest_cache[mf.path]
 
     def data_files(self, snapshot_id: int | None = None) -> list[IcebergDataFile]:
-        """The live data files of a snapshot (default: the current one). Refuses a snapshot
-        with live position/equality delete files: reading them is not implemented."""
+        """The live data files of a snapshot (default: the current one)."""
+        return self.live_files(snapshot_id)[0]
+
+    def delete_files(self, snapshot_id: int | None = None) -> list[IcebergDataFile]:
+        """The live delete files of a snapshot (default: the current one): position and
+        equality delete files, and deletion vectors (Puffin)."""
+        return self.live_files(snapshot_id)[1]
+
+    def live_files(self, snapshot_id: int | None = None
+                   ) -> tuple[list[IcebergDataFile], list[IcebergDataFile]]:
+        """(data files, delete files) live at a snapshot (default: the current one)."""
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.current_snapshot
         if snap is None:
-            return []
-        out: list[IcebergDataFile] = []
-        deletes: dict[int, int] = {}
+            return [], []
+        data: list[IcebergDataFile] = []
+        deletes: list[IcebergDataFile] = []
         for mf in self.manifest_files(snap):
             for e in self.manifest(mf).entries:
                 if not e.live:
                     continue
-                if mf.content != 0 or e.content != 0:
-                    deletes[e.content or 1] = deletes.get(e.content or 1, 0) + 1
-                    continue
-                out.append(IcebergDataFile(e.file_path, self.resolve(e.file_path), e, mf))
-        if deletes:
-            what = " and ".join(f"{n} {CONTENT.get(c, 'delete')} file(s)"
-                                for c, n in sorted(deletes.items()))
-            raise SchemaLabError(
-                f"Table {self.name} snapshot {snap.snapshot_id} has {what} (merge-on-read "
-                "deletes). schemalab reads only tables without delete files; rewrite the "
-                "affected data files (e.g. Spark's rewrite_data_files / rewrite_position_"
-                "delete_files procedures) and read the new snapshot.", table=self.name,
-                rule="iceberg-delete-files")
-        return out
+                f = IcebergDataFile(e.file_path, self.resolve(e.file_path), e, mf)
+                (deletes if mf.content != 0 or e.content != 0 else data).append(f)
+        return data, deletes
 
     def snapshot_tree(self, snapshot_id: int) -> SnapshotNode:
-        """IcebergSnapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
+        """Snapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
         DELETED), with partitions and column bounds decoded and shown under today's names."""
         snap = self.snapshot(snapshot_id)
         current = self.schema
@@ -260,9 +259,7 @@ class IcebergTable:
         else:
             lists = (ManifestListNode("manifests", "(listed in the metadata file)",
                                       tuple(manifests)),)
-        base = snapshot_node(self, snap)
-        return SnapshotNode(base.id, base.parent_id, base.schema_id, base.time_millis,
-                            base.kind, base.record_count, lists, tuple(live), base.summary)
+        return dataclasses.replace(snapshot_node(self, snap), lists=lists, live_files=tuple(live))
 
     def written_schema_id(self, e: IcebergManifestEntry, manifest_schema_id: int | None = None
                           ) -> int:
@@ -289,11 +286,13 @@ class IcebergTable:
             stats[name] = (None if lo is None or t is None else decode_bound(lo, t),
                            None if hi is None or t is None else decode_bound(hi, t),
                            e.null_counts.get(fid))
-        kind = e.status_name if e.content == 0 else f"{e.status_name} {CONTENT[e.content]}"
+        kind = e.status_name if e.content == 0 else f"{e.status_name} {e.content_name}"
+        target = None if e.content != 1 else referenced_file(e)
         return FileNode(path=self.relpath(e.file_path), kind=kind, schema_id=schema_id,
                         row_count=e.record_count, partition=partition, file_size=e.file_size,
                         stats=stats, min_sequence_number=e.sequence_number,
-                        max_sequence_number=e.sequence_number)
+                        max_sequence_number=e.sequence_number,
+                        target=None if target is None else self.relpath(target))
 
     def _field_name_type(self, fid: int,
                          current: IcebergSchema) -> tuple[str, IcebergType | None]:
@@ -342,8 +341,8 @@ class IcebergTable:
         target = self.target_schema(snap, schema)
         if snap is None:
             return plan_iceberg_read(self, target, [], None)
-        return plan_iceberg_read(self, target, self.data_files(snap.snapshot_id),
-                                 snap.snapshot_id)
+        data, deletes = self.live_files(snap.snapshot_id)
+        return plan_iceberg_read(self, target, data, snap.snapshot_id, deletes=deletes)
 
     def explain_read(self, snapshot_id: int | None = None,
                      schema: SchemaChoice = None) -> ReadExplanation:

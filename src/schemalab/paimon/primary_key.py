@@ -51,16 +51,9 @@ def _jlist(items: Sequence[str]) -> str:
 
 def check_readable(schema: TableSchema, table: str) -> MergeOptions:
     """The table's merge options, after refusing what schemalab cannot read as Paimon does:
-    options Paimon itself refuses (with its messages) and deletion vectors."""
-    opts = merge_options(schema, table)
-    if schema.effective_options().get("deletion-vectors.enabled", "false").lower() == "true":
-        # Compaction then marks replaced rows in deletion vectors instead of keeping the newer
-        # version next to them; merging files without the vectors could bring rows back.
-        raise SchemaLabError(
-            f"Table {table} has deletion vectors ('deletion-vectors.enabled'); schemalab's "
-            "merge does not apply them. Read this table with Paimon.", table=table,
-            rule="deletion-vectors")
-    return opts
+    options Paimon itself refuses (with its messages). Deletion vectors are read (the read
+    plan's deletion-vector mode), not refused."""
+    return merge_options(schema, table)
 
 
 def check_writable(schema: TableSchema, table: str) -> list[str]:

@@ -49,6 +49,10 @@ class SchemaManager:
         except FileNotFoundError:
             raise SchemaLabError(f"Schema {schema_id} of table {self.table} does not exist "
                                  f"({path})", table=self.table, rule="schema-must-exist") from None
+        return self._load(schema_id, raw)
+
+    def _load(self, schema_id: int, raw: bytes) -> TableSchema:
+        path = self.path(schema_id)
         schema = TableSchema.from_json(raw, path=path)
         if schema.id != schema_id:
             raise CorruptFileError(path, f"file holds schema id {schema.id}, expected {schema_id}",
@@ -56,8 +60,18 @@ class SchemaManager:
         self._cache[schema_id] = schema
         return schema
 
+    def get_all(self, schema_ids: list[int]) -> list[TableSchema]:
+        """Schemas ``schema_ids``, the files not yet read fetched together (concurrently on an
+        object store, where each read is a request)."""
+        fetched = fileio.prefetch([self.path(i) for i in schema_ids if i not in self._cache])
+        for i in schema_ids:
+            raw = fetched.get(self.path(i))
+            if raw is not None and i not in self._cache:
+                self._load(i, raw)
+        return [self.get(i) for i in schema_ids]
+
     def list_all(self) -> list[TableSchema]:
-        return [self.get(i) for i in self.list_ids()]
+        return self.get_all(self.list_ids())
 
     def latest(self) -> TableSchema | None:
         ids = self.list_ids()

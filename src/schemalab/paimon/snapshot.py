@@ -246,6 +246,20 @@ class SnapshotManager:
             raise SchemaLabError(f"Snapshot {snapshot_id} of table {self.table} does not exist "
                                  f"({path})", table=self.table,
                                  rule="snapshot-must-exist") from None
+        return self._load(snapshot_id, raw)
+
+    def get_all(self, snapshot_ids: list[int]) -> list[Snapshot]:
+        """Snapshots ``snapshot_ids``, the files not yet read fetched together (concurrently on
+        an object store, where each read is a request)."""
+        fetched = fileio.prefetch([self.path(i) for i in snapshot_ids if i not in self._cache])
+        for i in snapshot_ids:
+            raw = fetched.get(self.path(i))
+            if raw is not None and i not in self._cache:
+                self._load(i, raw)
+        return [self.get(i) for i in snapshot_ids]
+
+    def _load(self, snapshot_id: int, raw: bytes) -> Snapshot:
+        path = self.path(snapshot_id)
         snapshot = Snapshot.from_json(raw, path=path)
         if snapshot.id != snapshot_id:
             raise CorruptFileError(path, f"file holds snapshot id {snapshot.id}, expected "

@@ -75,6 +75,9 @@ def explanation_html(ex: ReadExplanation) -> str:
         parts.append(f"<p class='sl-key'>{e(ex.key.reason)}</p><table><tr><th>seq</th>"
                      "<th>kind</th><th>file</th><th>schema</th><th>level</th><th>row</th>"
                      f"</tr>{rows}</table>")
+    if ex.deletes:
+        items = "".join(f"<li>{e(d.text)}</li>" for d in ex.deletes)
+        parts.append(f"<p>deletes</p><ul class='sl-deletes'>{items}</ul>")
     for g in ex.groups:
         rows = "".join(f"<tr class='sl-{e(c.kind)}'><td><code>{e(c.column)}</code></td>"
                        f"<td>{e(c.text)}</td></tr>" for c in g.columns)

@@ -441,10 +441,6 @@ def _retype(ctx: _Ctx, change: UpdateColumnType, allow_explicit: bool,
     return apply
 
 
-
-
-
-
 def _replace_nullability_only(source: DataType, target: DataType) -> DataType:
     return source.with_nullable(target.nullable)
 

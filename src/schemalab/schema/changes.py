@@ -154,7 +154,6 @@ SchemaChange = (AddColumn | DropColumn | RenameColumn | UpdateColumnType
                 | SetOption | RemoveOption | UpdateComment)
 
 
-
 @dataclass(frozen=True)
 class ColumnSpec:
     """A column of CREATE TABLE, before it has an id."""

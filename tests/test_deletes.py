@@ -1,0 +1,352 @@
+"""Deletes: the Roaring, Puffin and Paimon deletion-vector decoders against real bitmaps and
+files, and the engine's delete application on Spark (file names Spark encodes, files that
+share a name, positions that do not fit their file).
+
+The decoders are checked against pyroaring (CRoaring) for every container kind and against
+the deletion vectors Iceberg 1.10.2 wrote (tests/fixtures/iceberg-java-1.10, t14); Paimon's
+index files written by Java are checked in tests/test_java_paimon_tables.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import tarfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pyroaring
+import pytest
+
+import schemalab as sl
+from schemalab.engine.plan import DataFile, PositionDeletes, plan_read
+from schemalab.engine.read import execute
+from schemalab.engine.roaring import RoaringError, read_bitmap32, read_bitmap64
+from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
+from schemalab.iceberg.deletes import parse_deletion_vector as parse_puffin_dv
+from schemalab.paimon.index import parse_deletion_vector as parse_paimon_dv
+from schemalab.schema import TableSchema
+from schemalab.types import parse_type
+from schemalab.types.casts import CastMode
+from schemalab.types.model import DataField
+
+ICEBERG = Path(__file__).parent / "fixtures" / "iceberg-java-1.10"
+
+# --------------------------------------------------------------------------------------------
+# Roaring bitmaps
+# --------------------------------------------------------------------------------------------
+
+_RNG = np.random.default_rng(12)
+BITMAPS = {
+    "empty": np.zeros(0, np.int64),
+    "array containers": _RNG.choice(1 << 22, 5000, replace=False),
+    "bitmap containers": _RNG.choice(3 * 65536, 60000, replace=False),
+    "one run container": np.arange(0, 100),
+    # with 4 or more containers a bitmap with runs carries an offset header
+    "runs in many containers": np.concatenate([np.arange(k * 65536 + 5, k * 65536 + 900)
+                                               for k in range(6)]),
+    "all three kinds": np.concatenate([_RNG.choice(65536, 100, replace=False),
+                                       np.arange(65536, 2 * 65536),
+                                       3 * 65536 + _RNG.choice(65536, 9000, replace=False),
+                                       [2**31, 2**32 - 1]]),
+}
+
+
+@pytest.mark.parametrize("name", list(BITMAPS))
+def test_bitmap32_equals_pyroaring(name: str) -> None:
+    values = sorted({int(v) for v in BITMAPS[name]})
+    bm = pyroaring.BitMap(values)
+    for optimized in (False, True):
+        if optimized:
+            bm.run_optimize()
+        assert read_bitmap32(bm.serialize()).tolist() == values
+
+
+def test_bitmap32_container_kinds_were_all_exercised() -> None:
+    """The cases above hold every cookie and container kind of the portable format."""
+    cookies = set()
+    for values in BITMAPS.values():
+        bm = pyroaring.BitMap(sorted({int(v) for v in values}))
+        bm.run_optimize()
+        cookies.add(struct.unpack_from("<H", bm.serialize())[0])
+    assert cookies == {12346, 12347}
+
+
+def test_bitmap64_of_several_keys() -> None:
+    """Iceberg's 64-bit envelope: a count, then per key the key and a 32-bit bitmap."""
+    parts = {0: [1, 2, 70000], 3: [5], 7: list(range(10, 5000))}
+    raw = struct.pack("<Q", len(parts)) + b"".join(
+        struct.pack("<I", k) + pyroaring.BitMap(v).serialize() for k, v in parts.items())
+    assert read_bitmap64(raw).tolist() == [(k << 32) | v for k, vs in parts.items() for v in vs]
+
+
+@pytest.mark.parametrize(("raw", "what"), [
+    (bytes.fromhex("3a3000"), "truncated"),
+    (bytes.fromhex("3930000001000000"), "unknown cookie 12345"),
+    # one container declared with 2 values, only 1 present
+    (bytes.fromhex("3a300000" "01000000" "00000100" "10000000" "0100"), "truncated"),
+    (bytes.fromhex("3a300000" "01000000" "00000100" "10000000" "0300" "0100"),
+     "not strictly ascending"),
+    (bytes.fromhex("3a300000" "01000000" "00000000" "11000000" "0100"), "offset says 17"),
+])
+def test_bitmap32_refuses_malformed_input(raw: bytes, what: str) -> None:
+    with pytest.raises(RoaringError, match=what):
+        read_bitmap32(raw)
+
+
+def test_bitmap64_refuses_descending_keys() -> None:
+    one = pyroaring.BitMap([1]).serialize()
+    raw = struct.pack("<Q", 2) + struct.pack("<I", 3) + one + struct.pack("<I", 1) + one
+    with pytest.raises(RoaringError, match="not ascending"):
+        read_bitmap64(raw)
+
+
+# --------------------------------------------------------------------------------------------
+# Deletion-vector blobs: Iceberg's Puffin blob, Paimon's index file
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def t14(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("t14")
+    with tarfile.open(ICEBERG / "iceberg-java-1.10.2-tables.tar.gz") as tar:
+        tar.extractall(root, members=[m for m in tar.getmembers()
+                                      if m.name.startswith("db/t14_")], filter="data")
+    return root / "db" / "t14_v3_deletion_vectors"
+
+
+def test_puffin_deletion_vectors_written_by_iceberg(t14: Path) -> None:
+    """Every DV of t14 through the table's own metadata: the blob the manifest addresses
+    decodes to as many positions as the entry's record_count, with the footer's
+    referenced-data-file the entry's."""
+    t = sl.open_table(t14)
+    seen = []
+    for s in t.snapshots:
+        for d in t.delete_files(s.snapshot_id):
+            e = d.entry
+            blob = Path(d.path).read_bytes()[e.content_offset:e.content_offset + e.content_size]
+            positions = parse_puffin_dv(blob, d.path).tolist()
+            assert len(positions) == e.record_count
+            footer = _puffin_footer(Path(d.path).read_bytes())
+            (meta,) = footer["blobs"]
+            assert meta["type"] == "deletion-vector-v1"
+            assert (meta["offset"], meta["length"]) == (e.content_offset, e.content_size)
+            assert meta["properties"]["referenced-data-file"] == e.referenced_data_file
+            seen.append(tuple(positions))
+    assert set(seen) == {(0,), (1,), (1, 2)}
+
+
+def _puffin_footer(data: bytes) -> Any:
+    assert data[:4] == data[-4:] == b"PFA1"
+    (size,) = struct.unpack("<i", data[-12:-8])
+    assert data[-8:-4] == b"\0\0\0\0"  # not compressed
+    return json.loads(data[-12 - size:-12])
+
+
+def test_puffin_deletion_vector_checks() -> None:
+    body = bytes.fromhex("d1d33964") + struct.pack("<Q", 1) + struct.pack("<I", 0) + \
+        pyroaring.BitMap([4, 9]).serialize()
+    good = struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+    assert parse_puffin_dv(good, "x.puffin").tolist() == [4, 9]
+    with pytest.raises(CorruptFileError, match="CRC-32 mismatch"):
+        parse_puffin_dv(good[:-1] + bytes([good[-1] ^ 1]), "x.puffin")
+    with pytest.raises(CorruptFileError, match="magic"):
+        bad = b"\0\0\0\0" + body[4:]
+        parse_puffin_dv(struct.pack(">I", len(bad)) + bad + struct.pack(">I", zlib.crc32(bad)),
+                        "x.puffin")
+    with pytest.raises(CorruptFileError, match="says"):
+        parse_puffin_dv(struct.pack(">I", len(body) + 1) + body + b"\0\0\0\0", "x.puffin")
+
+
+def test_paimon_deletion_vector_checks() -> None:
+    dv = struct.pack(">i", 1581511376) + pyroaring.BitMap([0, 7]).serialize()
+    good = b"\x01" + struct.pack(">i", len(dv)) + dv + struct.pack(">I", zlib.crc32(dv))
+    assert parse_paimon_dv(good, 1, len(dv), "index-0").tolist() == [0, 7]
+    with pytest.raises(CorruptFileError, match="CRC32 mismatch"):
+        parse_paimon_dv(good[:-1] + b"\0", 1, len(dv), "index-0")
+    with pytest.raises(CorruptFileError, match="index manifest says"):
+        parse_paimon_dv(good, 1, len(dv) - 1, "index-0")
+    with pytest.raises(UnsupportedVersionError, match="version 2"):
+        parse_paimon_dv(b"\x02" + good[1:], 1, len(dv), "index-0")
+
+
+# --------------------------------------------------------------------------------------------
+# Delete application on Spark
+# --------------------------------------------------------------------------------------------
+
+SCHEMA = TableSchema(0, (DataField(0, "id", parse_type("INT")),
+                         DataField(1, "v", parse_type("STRING"))), 1)
+
+
+def _file(path: Path, ids: range, deleted: list[int] | None = None) -> DataFile:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": pa.array(list(ids), pa.int32()),
+                             "v": [f"v{i}" for i in ids]}), path)
+    deletes = () if deleted is None else (PositionDeletes(
+        "deletion vector", str(path) + ".dv", len(deleted),
+        load=lambda: np.array(deleted, np.int64)),)
+    return DataFile(str(path), 0, len(ids), deletes=deletes)
+
+
+def _read(files: list[DataFile], spark: Any) -> list[int]:
+    plan = plan_read("t", SCHEMA, files, lambda f: SCHEMA, CastMode.EXPLICIT)
+    return sorted(r.id for r in execute(plan, spark).collect())
+
+
+def test_positions_of_files_whose_names_spark_encodes(tmp_path: Path, spark: Any) -> None:
+    """Spark shows ``_metadata.file_name`` URI-encoded; names with a space, ``%``, ``+``,
+    ``#`` or non-ASCII must still meet their deletes, and only theirs."""
+    files = [_file(tmp_path / "p=a b" / "x y%z+1#é.parquet", range(0, 10), [0, 9]),
+             _file(tmp_path / "p=a b" / "x y%z+2.parquet", range(10, 20), [5]),
+             _file(tmp_path / "plain.parquet", range(20, 25))]
+    assert _read(files, spark) == [i for i in range(25) if i not in (0, 9, 15)]
+
+
+def test_positions_of_files_sharing_a_name(tmp_path: Path, spark: Any) -> None:
+    """Two partitions' files named alike (Spark's part files are): each file's deletes
+    apply to it alone (the read splits the scan so names are unique in each)."""
+    files = [_file(tmp_path / "p=1" / "part-0.parquet", range(0, 5), [1]),
+             _file(tmp_path / "p=2" / "part-0.parquet", range(5, 10), [3]),
+             _file(tmp_path / "p=3" / "part-0.parquet", range(10, 15))]
+    assert _read(files, spark) == [0, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14]
+
+
+def test_many_positions_in_many_words(tmp_path: Path, spark: Any) -> None:
+    """Every bit of a 64-position word (bit 63 is the sign bit of the mask)."""
+    n = 1000
+    deleted = sorted(set(range(0, n, 3)) | {63, 64, 127, 128, 191, n - 1})
+    files = [_file(tmp_path / "a.parquet", range(n), deleted)]
+    assert _read(files, spark) == [i for i in range(n) if i not in set(deleted)]
+
+
+def test_a_position_past_the_end_is_refused(tmp_path: Path, spark: Any) -> None:
+    """A deletion vector naming row 10 of a 10-row file was made for another file: the read
+    is refused, never guessed."""
+    files = [_file(tmp_path / "a.parquet", range(10), [2, 10])]
+    with pytest.raises(SchemaLabError, match="row 10 of data file a.parquet, which has 10 rows"):
+        _read(files, spark)
+
+
+# --------------------------------------------------------------------------------------------
+# Iceberg equality deletes on a column the read does not return
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def t25(tmp_path: Path) -> Path:
+    with tarfile.open(ICEBERG / "iceberg-java-1.10.2-tables.tar.gz") as tar:
+        tar.extractall(tmp_path, members=[m for m in tar.getmembers()
+                                          if m.name.startswith("db/t25_")], filter="data")
+    return tmp_path / "db" / "t25_equality_deletes"
+
+
+def _new_current_schema(table: Path, fields: list[dict[str, Any]]) -> None:
+    """Edit the table's last metadata file: a new schema of ``fields``, made current."""
+    meta = max((table / "metadata").glob("v*.metadata.json"),
+               key=lambda p: int(p.name[1:].split(".")[0]))
+    md = json.loads(meta.read_text())
+    sid = max(s["schema-id"] for s in md["schemas"]) + 1
+    md["schemas"].append({"type": "struct", "schema-id": sid, "fields": fields})
+    md["current-schema-id"] = sid
+    meta.write_text(json.dumps(md))
+
+
+def test_equality_delete_on_a_dropped_column(t25: Path, spark: Any) -> None:
+    """t25's equality delete compares ``id`` (field 1); with ``id`` dropped the delete still
+    applies (spec: delete columns are read by id even when the schema lacks them)."""
+    _new_current_schema(t25, [{"id": 2, "name": "v", "required": False, "type": "string"}])
+    t = sl.open_table(t25)
+    assert sorted(r.v for r in t.read().collect()) == ["a", "b-again", "c"]
+    after_delete = 2235073523957983227
+    rows = t.read(snapshot_id=after_delete, schema="current").collect()
+    assert sorted(r.v for r in rows) == ["a", "c"]
+    assert t.read(snapshot_id=after_delete, schema="current").columns == ["v"]
+
+
+def test_equality_delete_on_a_renamed_and_widened_column(t25: Path, spark: Any) -> None:
+    _new_current_schema(t25, [{"id": 1, "name": "key", "required": False, "type": "long"},
+                              {"id": 2, "name": "v", "required": False, "type": "string"}])
+    t = sl.open_table(t25)
+    df = t.read()
+    assert df.schema.simpleString() == "struct<key:bigint,v:string>"
+    assert sorted((r.key, r.v) for r in df.collect()) == [(1, "a"), (2, "b-again"), (3, "c")]
+
+
+def test_a_copied_table_reads_its_deletes(t25: Path, tmp_path: Path, spark: Any) -> None:
+    """Delete files name data files by the paths the writer saw; a moved table matches them
+    by those paths, not by where the files are now."""
+    moved = tmp_path / "elsewhere" / "t25"
+    shutil.copytree(t25, moved)
+    shutil.rmtree(t25)
+    rows = sl.open_table(moved).read(snapshot_id=2235073523957983227).collect()
+    assert sorted(r.id for r in rows) == [1, 3]
+
+
+# --------------------------------------------------------------------------------------------
+# Explanations and trees
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def iceberg_tables(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("iceberg")
+    wanted = ("db/t12_", "db/t14_", "db/t25_")
+    with tarfile.open(ICEBERG / "iceberg-java-1.10.2-tables.tar.gz") as tar:
+        tar.extractall(root, members=[m for m in tar.getmembers()
+                                      if m.name.startswith(wanted)], filter="data")
+    return root / "db"
+
+
+def test_explain_position_deletes(iceberg_tables: Path) -> None:
+    t = sl.open_table(iceberg_tables / "t12_mor_delete_update_merge")
+    texts = [d.text for d in t.explain_read(943673026140660553).deletes]
+    assert texts == [
+        "3 rows of 00000-267-dae4fb09-ca41-487a-9c4b-3496f55426ac-0-00001.parquet removed by "
+        "position delete file 00000-279-783b1f4a-d3a2-4ddd-b057-e3739a68844d-00001-deletes."
+        "parquet (sequence 4 ≥ data sequence 1)",
+        "1 row of 00001-268-dae4fb09-ca41-487a-9c4b-3496f55426ac-0-00001.parquet removed by "
+        "position delete file 00000-282-01b972db-05b7-48b9-a71c-36c23c42c4ef-00001-deletes."
+        "parquet (sequence 5 ≥ data sequence 1)"]
+    # after rewrite_data_files the delete file names a data file that is gone: no row of
+    # the new file is deleted, and the explanation says why
+    (d,) = t.explain_read(3067932803638446208).deletes
+    assert (d.rows, d.kind) == (0, "position delete file")
+    assert "which is not live in this snapshot" in d.text
+
+
+def test_explain_deletion_vectors_and_equality_deletes(iceberg_tables: Path) -> None:
+    t = sl.open_table(iceberg_tables / "t14_v3_deletion_vectors")
+    (d,) = t.explain_read(2763286514262031199).deletes
+    assert (d.kind, d.rows) == ("deletion vector", 2)
+    assert d.text.startswith("2 rows of 00000-342-") and "removed by deletion vector in " \
+        "00000-348-aa5dddb6-fbc9-49a9-96df-2beccde942cd-00001-deletes.puffin" in d.text
+    t = sl.open_table(iceberg_tables / "t25_equality_deletes")
+    ex = t.explain_read()
+    removed = [d for d in ex.deletes if d.rows is None]
+    kept = [d for d in ex.deletes if d.rows == 0]
+    assert len(removed) == 2 and all(
+        "whose (id) equal one of the 1 rows of equality delete file eq-delete-id2.parquet "
+        "removed (sequence 2 > data sequence 1)" in d.text for d in removed)
+    (k,) = kept  # the re-insert of id 2 is newer than the delete
+    assert "kept whatever their (id): written after equality delete file eq-delete-id2." \
+        "parquet (sequence 2 ≤ data sequence 3)" in k.text
+    assert "deletes\n  rows of " in ex.text() and "<li>rows of " in ex._repr_html_()
+
+
+def test_trees_show_delete_files_and_what_row_counts_count(iceberg_tables: Path) -> None:
+    t = sl.open_table(iceberg_tables / "t14_v3_deletion_vectors")
+    h = t.history()
+    tree = h.tree(4844337106309000500)
+    dvs = [f for ml in tree.lists for m in ml.manifests for f in m.files
+           if f.kind.endswith("deletion vector")]
+    assert {(f.kind, f.row_count) for f in dvs} == {("ADDED deletion vector", 1),
+                                                    ("ADDED deletion vector", 2)}
+    assert all(f.target is not None and f.target.endswith(".parquet") for f in dvs)
+    assert tree.record_count == 7
+    assert tree.record_count_text == ("total-records: rows in the data files, before deletes "
+                                      "(3 rows deleted by position not subtracted)")
