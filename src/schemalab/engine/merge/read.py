@@ -3,6 +3,18 @@ versions go through the merge function (see :mod:`schemalab.engine.merge.runs`),
 others are read as they are; then retracting results are dropped, as Paimon's
 ``DropDeleteReader`` drops them.
 
+Two ways to bring the versions of a key together (``how``):
+
+``bucket``   (the default) as Paimon's reader: all versions of a key live in one bucket, so
+             the buckets to merge are split into a few task groups, each read (every file
+             evolved by its own schema first) and ``coalesce(1)``-ed into one Spark partition
+             — no shuffle. A single partition satisfies any clustering, so the merge
+             function's per-key window or aggregation runs in that task without an exchange;
+             the task groups run in parallel. Nothing but Spark expressions runs on executors.
+``shuffle``  the former way: every row to merge is shuffled by key (``newest`` and ``split``
+             buckets save part of that with broadcast joins). ``bench/merge_read.py``
+             measures both.
+
     >>> wh.sql("CREATE TABLE t (id INT, v STRING) TBLPROPERTIES "   # doctest: +SKIP
     ...        "('primary-key' = 'id', 'bucket' = '2')")
     >>> wh.sql("INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (1, 'b')")  # doctest: +SKIP
@@ -41,6 +53,8 @@ FUNCTIONS: dict[str, Callable[[DataFrame, MergeInput], DataFrame]] = {
     AGGREGATION: aggregation,
 }
 
+#: how the versions of a key are brought together (see the module's docstring)
+MERGE_HOW = ("bucket", "shuffle")
 _RUN = "__sl_run"
 _NEWEST = "__sl_newest"
 
@@ -58,13 +72,19 @@ def plans_of(plan: ReadPlan, opts: MergeOptions, *, batch: bool = True) -> list[
                                         sequence_fields=opts.sequence_fields, batch=batch))
 
 
-def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True) -> DataFrame | None:
+def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
+           how: str = "bucket") -> DataFrame | None:
     """One row per key that the merge keeps, in the plan's schema plus its result's
     ``__sl_seq`` and ``__sl_kind``; None when no file is read. ``batch``: a batch read
     (False: a compaction, which merges what a batch read of first-row takes as it is)."""
     from pyspark.sql import functions as F
 
     m = merge_input(plan)
+    if how == "bucket":
+        return _per_bucket(plan, spark, m, bucket_plans(
+            plan.files, m.opts.engine, sequence_fields=m.opts.sequence_fields, batch=batch))
+    if how != "shuffle":
+        raise ValueError(f"how must be one of {MERGE_HOW}, not {how!r}")
     buckets = plans_of(plan, m.opts, batch=batch)
     columns = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
     kind = F.col(KIND_COL)
@@ -97,14 +117,61 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True) -> DataFr
     return _union(out) if out else None
 
 
-def merge_read(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+def merge_read(plan: ReadPlan, spark: SparkSession, *, how: str = "bucket") -> DataFrame:
     """The merged rows of the plan's files, in the plan's schema."""
     from pyspark.sql import functions as F
 
-    df = merged(plan, spark)
+    df = merged(plan, spark, how=how)
     if df is None:  # pragma: no cover - execute() reads no plan without files
         raise AssertionError("merge_read of a plan without files")
     return df.select(*[F.col(quote(f.name)) for f in plan.target.fields])
+
+
+def task_groups(buckets: Sequence[BucketPlan], tasks: int) -> list[list[BucketPlan]]:
+    """The buckets to merge, dealt into at most ``tasks`` groups of about equal rows (the
+    largest bucket first, each to the group with the fewest rows so far)."""
+    groups: list[list[BucketPlan]] = [[] for _ in range(max(1, min(tasks, len(buckets))))]
+    sizes = [0] * len(groups)
+    for b in sorted(buckets, key=lambda b: -b.rows):
+        i = sizes.index(min(sizes))
+        groups[i].append(b)
+        sizes[i] += b.rows
+    return [g for g in groups if g]
+
+
+def _per_bucket(plan: ReadPlan, spark: SparkSession, m: MergeInput,
+                buckets: list[BucketPlan]) -> DataFrame | None:
+    """The merge, bucket by bucket where the files are (see the module's docstring)."""
+    from pyspark.sql import functions as F
+
+    columns = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
+    kind = F.col(KIND_COL)
+    out: list[DataFrame] = []
+    as_is = [f for b in buckets if b.strategy == "raw" for f in b.files]
+    raw = versions(plan, spark, files=as_is)
+    if raw is not None:
+        out.append(raw.select(*columns))
+    single = versions(plan, spark, files=[f for b in buckets if b.strategy == "single"
+                                          for f in b.files])
+    if single is not None:
+        out.append(single.where(~retract(kind)).select(*columns))
+    merging = [b for b in buckets if b.strategy not in ("raw", "single")]
+    # two task groups per core: an uneven bucket does not leave a core idle for long
+    for group in task_groups(merging, 2 * _cores(spark)):
+        rows = versions(plan, spark, files=[f for b in group for f in b.files])
+        assert rows is not None  # a bucket to merge has files
+        result = FUNCTIONS[m.opts.engine](rows.select(*columns).coalesce(1), m)
+        out.append(result.where(kind.isNotNull() & ~retract(kind)).select(*columns))
+    return _union(out) if out else None
+
+
+def _cores(spark: SparkSession) -> int:
+    """The session's parallelism; 2 where it cannot be asked (Spark Connect has no
+    SparkContext)."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - no SparkContext
+        return 2
 
 
 def _union(frames: Sequence[DataFrame]) -> DataFrame:
