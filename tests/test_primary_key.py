@@ -383,3 +383,40 @@ def test_a_write_that_lost_the_sequence_race_is_numbered_again_and_committed(
     assert sorted(seqs) == [(0, 0), (1, 1), (2, 3), (4, 4), (5, 5)]
     assert find_orphans(t.path, older_than_seconds=0)[0] == []
     assert_reads_agree(t, wh.path, "default.r")
+
+
+def test_explain_key_says_what_each_merge_engine_made_of_the_versions(
+        spark: Any, tmp_path: Path) -> None:
+    """partial-update: which version gave each field; first-row: the oldest version wins and
+    later ones are ignored; aggregation: how each field aggregates; a merged row is the row
+    the read returns. The merge read itself runs per bucket (no shuffle)."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""
+        CREATE TABLE p (id INT NOT NULL, name STRING, mail STRING, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'partial-update');
+        INSERT INTO p VALUES (1, 'ana', NULL);
+        ALTER TABLE p RENAME COLUMN mail TO email;
+        INSERT INTO p VALUES (1, NULL, 'ana@x');
+        CREATE TABLE f (id INT NOT NULL, s STRING, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'first-row');
+        INSERT INTO f VALUES (1, 'web');
+        INSERT INTO f VALUES (1, 'app');
+        CREATE TABLE a (id INT NOT NULL, n BIGINT, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'aggregation',
+                         'fields.n.aggregate-function' = 'sum');
+        INSERT INTO a VALUES (1, 2);
+        INSERT INTO a VALUES (1, 3)""")
+    k = wh.table("p").explain_read(key={"id": 1}).key
+    assert k.result == {"id": 1, "name": "ana", "email": "ana@x"}
+    assert k.sources() == {"name": 0, "email": 1}
+    assert "merged from 2 versions (partial-update" in k.reason
+    assert "name from seq 0, email from seq 1" in k.reason
+    k = wh.table("f").explain_read(key={"id": 1}).key
+    assert k.winner is not None and k.winner.values["s"] == "web"
+    assert k.result == {"id": 1, "s": "web"}
+    assert "only version" in k.reason or "first-row merge engine" in k.reason
+    k = wh.table("a").explain_read(key=[1]).key
+    assert k.result == {"id": 1, "n": 5} and "n by sum" in k.reason
+    # no exchange: each task group of buckets is one partition, merged where it is read
+    plan = wh.table("p").read()._jdf.queryExecution().executedPlan().toString()
+    assert "Exchange" not in plan
