@@ -49,7 +49,6 @@ def kinds(java: JavaPaimon, w: Path, table: str) -> list[str]:
     return [s["commit_kind"] for s in java.snapshots(w, table)]
 
 
-@issue12("merge-engine 'partial-update' is refused")
 def test_partial_update(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", PK, primary_keys=["id"],
@@ -62,7 +61,6 @@ def test_partial_update(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("merge-engine 'partial-update' with fields.<f>.sequence-group is refused")
 def test_partial_update_with_sequence_groups(java_paimon: JavaPaimon, w: Path,
                                              spark: Any) -> None:
     j = java_paimon
@@ -79,7 +77,6 @@ def test_partial_update_with_sequence_groups(java_paimon: JavaPaimon, w: Path,
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("merge-engine 'first-row' is refused")
 def test_first_row(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", PK, primary_keys=["id"],
@@ -100,7 +97,6 @@ AGGREGATES = {"s": "sum", "mx": "max", "mn": "min", "lv": "last_value",
               "band": "bool_and", "bor": "bool_or"}
 
 
-@issue12("merge-engine 'aggregation' is refused")
 def test_aggregation(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     """Every aggregate of the issue except ``count``, which this Paimon build lacks ("Use
     unsupported aggregation: count")."""
@@ -122,7 +118,6 @@ def test_aggregation(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     assert_equal_every_snapshot(j, w, "t", spark)
 
 
-@issue12("'sequence.field' is refused")
 def test_sequence_field(java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     j = java_paimon
     j.create_table(w, "t", [("id", "INT NOT NULL"), ("v", "STRING"), ("ts", "BIGINT")],

@@ -36,6 +36,7 @@ from schemalab.open import open_table
 from schemalab.paimon.binaryrow import decode_row
 from schemalab.paimon.bucket import bucket_of
 from schemalab.paimon.primary_key import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
+from schemalab.schema.changes import ColumnSpec
 from schemalab.types.parse import parse_type
 
 # --------------------------------------------------------------------------------------------
@@ -81,17 +82,52 @@ def test_key_columns_are_not_null_and_follow_paimon_alter_rules(tmp_path: Path) 
     assert wh.table("t").schema.primary_keys == ("key", "p")
 
 
-def test_writes_need_a_fixed_bucket_and_reads_refuse_other_merge_engines(
-        tmp_path: Path) -> None:
+def test_writes_need_a_fixed_bucket(tmp_path: Path) -> None:
     wh = sl.Warehouse(tmp_path)
     wh.sql("CREATE TABLE d (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id')")
     with pytest.raises(SchemaLabError, match=r"fixed number of buckets.*'bucket' = 'N'"):
         wh.table("d").insert([(1, "a")])  # refused before Spark starts
     assert not wh.spark_started
-    wh.sql("CREATE TABLE pu (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "
-           "'bucket' = '1', 'merge-engine' = 'partial-update')")
-    with pytest.raises(SchemaLabError, match="merge-engine 'partial-update'"):
-        wh.table("pu").insert([(1, "a")])
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"merge-engine": "replace"}, "unknown merge-engine 'replace'"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "count"},
+     r"'count', which Paimon removed in 0.9"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
+     r"Data type for sum column must be one of"),
+    ({"merge-engine": "aggregation", "fields.v.aggregate-function": "collect"},
+     "schemalab does not merge"),
+    ({"merge-engine": "partial-update", "fields.v.aggregate-function": "max"},
+     "Must use sequence group for aggregation functions."),
+    ({"merge-engine": "first-row", "sequence.field": "n"},
+     "Do not support use sequence field on FIRST_ROW merge engine."),
+    ({"sequence.field": "nope"}, "Sequence field: 'nope' can not be found in table schema."),
+    ({"merge-engine": "partial-update", "fields.n.sequence-group": "v,x"},
+     "Field x can not be found in table schema."),
+    ({"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true",
+      "ignore-delete": "true"}, "conflicting behavior"),
+])
+def test_merge_options_paimon_refuses_are_refused(tmp_path: Path, options: dict[str, str],
+                                                  message: str) -> None:
+    """Options Paimon's merge functions refuse: refused by reads and writes alike, with
+    Paimon's message, naming the table (and the column) and the rule."""
+    from schemalab.paimon.merge_options import merge_options
+
+    wh = sl.Warehouse(tmp_path)
+    wh.create_table("t", [ColumnSpec("id", parse_type("INT NOT NULL")),
+                          ColumnSpec("v", parse_type("STRING")),
+                          ColumnSpec("n", parse_type("BIGINT"))], primary_keys=("id",),
+                    options={"bucket": "1", **options})
+    t = wh.table("t")
+    with pytest.raises(SchemaLabError, match=message) as e:
+        merge_options(t.schema, t.name)
+    assert e.value.table == "default.t" and e.value.rule
+    with pytest.raises(SchemaLabError, match=message):
+        t.insert([(1, "a", 1)])
+    with pytest.raises(SchemaLabError, match=message):
+        t.read_plan()
+    assert not wh.spark_started
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,3 +383,40 @@ def test_a_write_that_lost_the_sequence_race_is_numbered_again_and_committed(
     assert sorted(seqs) == [(0, 0), (1, 1), (2, 3), (4, 4), (5, 5)]
     assert find_orphans(t.path, older_than_seconds=0)[0] == []
     assert_reads_agree(t, wh.path, "default.r")
+
+
+def test_explain_key_says_what_each_merge_engine_made_of_the_versions(
+        spark: Any, tmp_path: Path) -> None:
+    """partial-update: which version gave each field; first-row: the oldest version wins and
+    later ones are ignored; aggregation: how each field aggregates; a merged row is the row
+    the read returns. The merge read itself runs per bucket (no shuffle)."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""
+        CREATE TABLE p (id INT NOT NULL, name STRING, mail STRING, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'partial-update');
+        INSERT INTO p VALUES (1, 'ana', NULL);
+        ALTER TABLE p RENAME COLUMN mail TO email;
+        INSERT INTO p VALUES (1, NULL, 'ana@x');
+        CREATE TABLE f (id INT NOT NULL, s STRING, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'first-row');
+        INSERT INTO f VALUES (1, 'web');
+        INSERT INTO f VALUES (1, 'app');
+        CREATE TABLE a (id INT NOT NULL, n BIGINT, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'aggregation',
+                         'fields.n.aggregate-function' = 'sum');
+        INSERT INTO a VALUES (1, 2);
+        INSERT INTO a VALUES (1, 3)""")
+    k = wh.table("p").explain_read(key={"id": 1}).key
+    assert k.result == {"id": 1, "name": "ana", "email": "ana@x"}
+    assert k.sources() == {"name": 0, "email": 1}
+    assert "merged from 2 versions (partial-update" in k.reason
+    assert "name from seq 0, email from seq 1" in k.reason
+    k = wh.table("f").explain_read(key={"id": 1}).key
+    assert k.winner is not None and k.winner.values["s"] == "web"
+    assert k.result == {"id": 1, "s": "web"}
+    assert "only version" in k.reason or "first-row merge engine" in k.reason
+    k = wh.table("a").explain_read(key=[1]).key
+    assert k.result == {"id": 1, "n": 5} and "n by sum" in k.reason
+    # no exchange: each task group of buckets is one partition, merged where it is read
+    plan = wh.table("p").read()._jdf.queryExecution().executedPlan().toString()
+    assert "Exchange" not in plan

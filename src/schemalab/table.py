@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from schemalab import fileio
 from schemalab.engine import store
+from schemalab.engine.compact import CompactionResult, compact
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.engine.read import execute
 from schemalab.engine.write import WriteTarget
@@ -41,6 +42,7 @@ from schemalab.history.names import unknown_name_hint
 from schemalab.history.paimon import paimon_history
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
+from schemalab.paimon.primary_key import check_readable
 from schemalab.paimon.scan import BucketDirs, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
@@ -179,8 +181,15 @@ class Table:
                by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
         """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
         Values are cast to the current schema. Returns the new snapshot (None if no rows)."""
-        return store.insert(self._write_target(), data, columns=columns,
+        snap = store.insert(self._write_target(), data, columns=columns,
                             by_position=by_position, overwrite=overwrite)
+        schema = self.schema
+        if snap is not None and schema.primary_keys and \
+                check_readable(schema, self.name).skips_level0:
+            # As Java's first-row writer: a batch read takes compacted files only, so the
+            # commit is followed by a compaction (an APPEND, then a COMPACT snapshot).
+            self.compact()
+        return snap
 
     def delete_where(self, where: str | None) -> Snapshot | None:
         """DELETE FROM: delete records for today's rows that ``where`` (a Spark SQL condition;
@@ -229,6 +238,7 @@ class Table:
                 file_size=e.file.file_size, level=e.file.level,
                 min_sequence_number=e.file.min_sequence_number,
                 max_sequence_number=e.file.max_sequence_number,
+                delete_row_count=e.file.delete_row_count,
                 format=_file_format(e.file.file_name, s), deletes=deletes))
         return out
 
@@ -259,12 +269,16 @@ class Table:
                    ).effective_options()
         dv_mode = False
         if target.primary_keys:
-            merge = target.effective_options().get("merge-engine", "deduplicate")
+            opts = check_readable(target, self.name)
+            merge = opts.engine
             # Paimon's deletion-vector mode: compaction marks replaced rows in deletion
             # vectors, so a batch read takes the files of level > 0 with their vectors and
             # merges nothing; level-0 files are not visible until compacted (Java's
             # KeyValueFileStoreScan level filter, MergeTreeSplitGenerator raw splits).
             dv_mode = options.get("deletion-vectors.enabled", "false").lower() == "true"
+            if opts.skips_level0 and not dv_mode:
+                # first-row: Java's batch scan takes compacted files only
+                files = [f for f in files if f.level > 0]
         skipped = [f for f in files if dv_mode and f.level == 0]
         return plan_read(self.name, target, [f for f in files if not dv_mode or f.level > 0],
                          lambda f: self.schema_at(f.schema_id), mode,
@@ -298,6 +312,22 @@ class Table:
         files, with the field's history."""
         return why(self.read_plan(snapshot_id, schema), self.history(), self.spark, column,
                    where)
+
+    def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,
+                order_by: Sequence[str] | str = ()) -> CompactionResult:
+        """Paimon's full compaction (``CALL sys.compact``): rewrite the latest snapshot's files
+        in today's schema — a primary-key table's buckets merged into one sorted run at the
+        top level, an append table's small files into fewer — committed as a COMPACT
+        snapshot. ``partitions`` ('p=1;p=2') limits it; ``order_strategy='order'`` with
+        ``order_by`` sorts an unaware-bucket append table."""
+        columns = [c.strip() for c in order_by.split(",")] if isinstance(order_by, str) \
+            else list(order_by)
+
+        def live(snap: Snapshot | None) -> list[tuple[ManifestEntry, DataFile]]:
+            return list(zip(self.live_entries(snap), self.data_files(snap), strict=True))
+
+        return compact(self._write_target(), live, self.schema_at, partitions=partitions,
+                       order_strategy=order_strategy, order_by=[c for c in columns if c])
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.

@@ -1,8 +1,11 @@
-"""Writing primary-key tables (as pypaimon's ``KeyValueDataWriter``): rows of one commit are
-folded per key (the last one given wins), numbered per (partition, bucket) from one above the
+"""Writing primary-key tables (as Paimon's ``MergeTreeWriter``): the rows of one commit are
+merged per key by the table's merge function, oldest first in the order given (Paimon's write
+buffer, ``sequence.field`` included), numbered per (partition, bucket) from one above the
 highest sequence number already live there (an empty bucket starts at 0), sorted by key and
-written at level 0, one file per bucket. ``_MIN_KEY``/``_MAX_KEY`` are the file's first and
-last key, ``_KEY_STATS`` the stats of the key columns, ``_DELETE_ROW_COUNT`` its retract rows.
+written at level 0, one file per bucket. A row's kind is +I (or the ``rowkind.field`` column's
+``+I``/``-U``/``+U``/``-D``); with ``ignore-delete`` -U/-D rows are not written.
+``_MIN_KEY``/``_MAX_KEY`` are the file's first and last key, ``_KEY_STATS`` the stats of the
+key columns, ``_DELETE_ROW_COUNT`` its retract rows.
 """
 from __future__ import annotations
 
@@ -14,11 +17,17 @@ from typing import TYPE_CHECKING, Any
 from schemalab import fileio
 from schemalab.engine import write
 from schemalab.engine.bucket import bucket_column
+from schemalab.engine.merge.function import MergeInput
+from schemalab.engine.merge.read import FUNCTIONS
+from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.engine.scan import quote
+from schemalab.engine.spark_reader import all_nullable
 from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import binaryrow
+from schemalab.paimon.binaryrow import ROW_KINDS
 from schemalab.paimon.manifest import ManifestEntry, SimpleStats
+from schemalab.paimon.merge_options import merge_options
 from schemalab.paimon.primary_key import (
     INSERT,
     KEY_FIELD_ID_START,
@@ -29,51 +38,73 @@ from schemalab.paimon.primary_key import (
     VALUE_KIND,
     VALUE_KIND_ID,
     check_writable,
+    merge_key_columns,
 )
 from schemalab.paimon.scan import live_files, partition_values
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.table_schema import TableSchema
-from schemalab.types.spark import FIELD_ID_KEY, to_spark
+from schemalab.types.spark import FIELD_ID_KEY, spark_field, to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 
 
 #: internal column names of a primary-key write
 _ORD = "__sl_ord"
-
-_RANK = "__sl_rank"
-
 _POS = "__sl_pos"
-
 _BASE = "__sl_base"
 
 
 def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
                   ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
     """Write ``df`` (rows in the target's schema, as ``write.to_frame`` gives them) as
-    key-value files with row kind ``kind``; return the files and their ADD entries (not yet
-    committed)."""
+    key-value files with row kind ``kind`` (inserts: or the ``rowkind.field`` column's);
+    return the files and their ADD entries (not yet committed)."""
     from pyspark.sql import functions as F
 
     schema = target.schema
     trimmed = check_writable(schema, target.name)
+    opts = merge_options(schema, target.name)
     bucket = bucket_column(schema, target.name)
     assert bucket is not None  # check_writable: primary-key writes have fixed buckets
     bucket_col = write.BUCKET_COLUMN
-    out = df.withColumn(_ORD, F.monotonically_increasing_id()).withColumn(bucket_col, bucket)
-    out = _fold(out, [quote(k) for k in schema.primary_keys])
+    kinds = _row_kind(schema, target.name, opts.rowkind_field) if kind == INSERT \
+        else F.lit(kind).cast("tinyint")
+    out = df.withColumn(KIND_COL, kinds).withColumn(SEQ_COL, F.monotonically_increasing_id())
+    if opts.ignore_delete:
+        out = out.where(~F.col(KIND_COL).isin(*RETRACT))
+    m = MergeInput(target.name, tuple(merge_key_columns(schema)), schema.fields, opts)
+    out = FUNCTIONS[opts.engine](out, m)
+    out = out.withColumn(_ORD, F.col(SEQ_COL)).withColumn(bucket_col, bucket)
     out = _number(target, out, bucket_col)
+    return write_key_values(target, out.withColumn(SEQ_COL, F.col(_POS)), trimmed)
+
+
+def write_key_values(target: WriteTarget, df: DataFrame, trimmed: list[str]
+                     ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
+    """Write ``df`` (one row per key, in the target's schema, with each row's sequence
+    number and kind as ``__sl_seq``, ``__sl_kind``) as one sorted key-value file per
+    bucket; return the files and their ADD entries at level 0."""
+    from pyspark.sql import functions as F
+
+    schema = target.schema
+    bucket = bucket_column(schema, target.name)
+    assert bucket is not None  # primary-key tables written here have fixed buckets
+    bucket_col = write.BUCKET_COLUMN
     fields = {f.name: f for f in schema.fields}
     key_cols = [F.col(quote(k)).alias(
         KEY_PREFIX + k, metadata={FIELD_ID_KEY: KEY_FIELD_ID_START + fields[k].id})
         for k in trimmed]
-    system = [F.col(_POS).cast("bigint").alias(SEQUENCE_NUMBER,
-                                               metadata={FIELD_ID_KEY: SEQUENCE_NUMBER_ID}),
-              F.lit(kind).cast("tinyint").alias(VALUE_KIND, metadata={FIELD_ID_KEY: VALUE_KIND_ID})]
-    values = [F.col(quote(f.name)) for f in schema.fields]
-    kv = out.select(*key_cols, *system, *values, F.col(bucket_col))
+    system = [F.col(SEQ_COL).cast("bigint").alias(SEQUENCE_NUMBER,
+                                                  metadata={FIELD_ID_KEY: SEQUENCE_NUMBER_ID}),
+              F.col(KIND_COL).cast("tinyint").alias(VALUE_KIND,
+                                                    metadata={FIELD_ID_KEY: VALUE_KIND_ID})]
+    # Re-typed and re-labelled: a fold through structs loses the field ids Spark writes
+    values = [F.col(quote(f.name)).cast(all_nullable(to_spark(f.type)))
+              .alias(f.name, metadata=spark_field(f).metadata) for f in schema.fields]
+    kv = df.withColumn(bucket_col, bucket).select(*key_cols, *system, *values,
+                                                  F.col(bucket_col))
     files = write.write_files(target.spark, kv, target.path, schema, table=target.name,
                               bucket_column=F.col(bucket_col),
                               sort_by=[quote(KEY_PREFIX + k) for k in trimmed])
@@ -81,15 +112,21 @@ def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
     return files, entries
 
 
-def _fold(df: DataFrame, pk: list[str]) -> DataFrame:
-    """One row per key: the last one given (a commit's rows are numbered in input order)."""
-    from pyspark.sql import Window
+def _row_kind(schema: TableSchema, table: str, field: str | None) -> Column:
+    """Each inserted row's kind: +I, or the ``rowkind.field`` column's value (Java's
+    ``RowKindGenerator``: ``+I``, ``-U``, ``+U`` or ``-D``; anything else fails the write)."""
     from pyspark.sql import functions as F
 
-    # _ORD is unique, so the maximum is one row (an unordered window: see merge_read)
-    last = Window.partitionBy(*[F.col(k) for k in pk])
-    return df.withColumn(_RANK, F.max(_ORD).over(last)).where(F.col(_ORD) == F.col(_RANK)) \
-        .drop(_RANK)
+    if field is None:
+        return F.lit(INSERT).cast("tinyint")
+    col = F.col(quote(field))
+    out = F.when(col.isNull(), F.raise_error(F.lit(
+        f"Table {table}: rowkind.field `{field}` is NULL; it must hold +I, -U, +U or -D.")))
+    for byte, text in ROW_KINDS.items():
+        out = out.when(col == text, F.lit(byte))
+    message = F.concat(F.lit(f"Table {table}: rowkind.field `{field}` holds '"), col,
+                       F.lit("', which is not a row kind (+I, -U, +U or -D)."))
+    return out.otherwise(F.raise_error(message)).cast("tinyint")
 
 
 def _number(target: WriteTarget, df: DataFrame, bucket_col: str) -> DataFrame:

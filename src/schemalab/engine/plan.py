@@ -107,6 +107,8 @@ class DataFile:
     min_sequence_number: int = 0
     max_sequence_number: int = 0
     format: FileFormat = "parquet"
+    #: primary-key files: how many -U/-D rows the file holds (None: not recorded)
+    delete_row_count: int | None = None
     #: rows deleted by position (several sources may name the same row)
     deletes: tuple[PositionDeletes, ...] = ()
     #: Iceberg's data sequence number: which equality deletes apply (see EqualityDeletes)

@@ -313,7 +313,8 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         # columns, so Spark's writer (which needs that grouping order) adds no sort of its own
         # and each file comes out sorted by key.
         out = out.repartition(*group_cols) if group_cols else out.coalesce(1)
-        out = out.sortWithinPartitions(*group_cols, *sort_by)
+        if group_cols or sort_by:  # an unpartitioned, unbucketed, unsorted write: one file
+            out = out.sortWithinPartitions(*group_cols, *sort_by)
     try:
         writer = out.write.mode("overwrite").option("compression", "zstd")
         if group_cols:

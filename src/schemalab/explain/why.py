@@ -366,12 +366,22 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
         for other in frames[1:]:
             df = df.union(other)
         return df
-    from schemalab.engine.merge import versions
+    from schemalab.engine.merge.records import versions
+    from schemalab.paimon.merge_options import DEDUPLICATE, merge_options
 
-    df = versions(plan, spark, with_file=True)
+    engine = merge_options(plan.target, plan.table).engine
+    if engine != DEDUPLICATE:
+        # a merged row of these engines is assembled from several versions (or kept from the
+        # first): no one file holds it, so counting per file schema would tell a wrong story
+        raise SchemaLabError(
+            f"Table {plan.table}: why() counts the rows of each file, and a merge-engine "
+            f"'{engine}' row comes from several versions; explain_read(key=...) says what "
+            "the merge made of one key", table=plan.table, rule="why-merge-engine")
+    every = versions(plan, spark, with_file=True)
+    assert every is not None  # plan.merges: there are files to read
     keys = [F.col(quote(k)) for k in merge_key_columns(plan.target)]
     latest = F.max(SEQ_COL).over(Window.partitionBy(*keys))
-    return df.withColumn("__sl_max", latest).where(
+    return every.withColumn("__sl_max", latest).where(
         (F.col(SEQ_COL) == F.col("__sl_max")) & ~F.col(KIND_COL).isin(*RETRACT)).drop(
         "__sl_max", SEQ_COL, KIND_COL)
 

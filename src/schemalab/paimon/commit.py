@@ -38,14 +38,18 @@ MAX_ATTEMPTS = 200
 def commit(table_path: str, table: str, schema: TableSchema,
            entries: Sequence[ManifestEntry], *, kind: str = "APPEND",
            commit_user: str | None = None,
-           replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None
-           ) -> Snapshot | None:
+           replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None,
+           keep_index: bool = True) -> Snapshot | None:
     """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
 
     ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
     builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
     would miss files another writer added meanwhile (they would survive the overwrite, and
-    two racing overwrites of one partition would both stay live)."""
+    two racing overwrites of one partition would both stay live).
+
+    ``keep_index``: the new snapshot keeps the latest one's index manifest (deletion vectors,
+    hash indexes), as Java's commit does for files it does not rewrite; a compaction that
+    rewrote every file with a deletion vector passes False to drop them."""
     if not entries:
         return None
     namer = FileNamer()
@@ -97,6 +101,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
             delta_record_count=added - removed, version=3, uuid=str(uuid.uuid4()),
             base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
             writer_version=WRITER_VERSION,
+            index_manifest=latest.index_manifest if keep_index and latest else None,
         )
         if snapshots.commit(snap):
             return snap

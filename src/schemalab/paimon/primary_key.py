@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from schemalab.errors import SchemaLabError
+from schemalab.paimon.merge_options import MergeOptions, merge_options
 from schemalab.schema.table_schema import TableSchema
 
 KEY_PREFIX = "_KEY_"
@@ -47,41 +48,19 @@ def _jlist(items: Sequence[str]) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def check_merge_engine(schema: TableSchema, table: str) -> None:
-    """Refuse options that change how rows merge: reading such a table with the deduplicate
-    engine would return wrong rows."""
-    opts = schema.effective_options()
-    engine = opts.get("merge-engine", "deduplicate")
-    if engine != "deduplicate":
-        raise SchemaLabError(
-            f"Table {table} uses merge-engine '{engine}'; schemalab implements Paimon's "
-            "'deduplicate' merge engine only. Read this table with Paimon (Flink, Spark, "
-            "pypaimon).", table=table, rule="merge-engine")
-    if opts.get("deletion-vectors.enabled", "false").lower() == "true":
-        # Compaction then marks replaced rows in deletion vectors instead of keeping the newer
-        # version next to them; merging files without the vectors could bring rows back.
-        raise SchemaLabError(
-            f"Table {table} has deletion vectors ('deletion-vectors.enabled'); schemalab's "
-            "merge does not apply them. Read this table with Paimon.", table=table,
-            rule="deletion-vectors")
-    if opts.get("sequence.field"):
-        raise SchemaLabError(
-            f"Table {table} sets 'sequence.field'; schemalab's deduplicate merge orders rows "
-            "by _SEQUENCE_NUMBER only. Read this table with Paimon.", table=table,
-            rule="sequence.field")
+def check_readable(schema: TableSchema, table: str) -> MergeOptions:
+    """The table's merge options, after refusing what schemalab cannot read as Paimon does:
+    options Paimon itself refuses (with its messages). Deletion vectors are read (the read
+    plan's deletion-vector mode), not refused."""
+    return merge_options(schema, table)
 
 
 def check_writable(schema: TableSchema, table: str) -> list[str]:
-    """The trimmed key, after checking that schemalab can write the table."""
+    """The trimmed key, after checking that schemalab can write the table: every merge
+    engine, ``sequence.field`` and ``rowkind.field`` are written as Paimon writes them; the
+    bucket must be fixed."""
     trimmed = trimmed_primary_keys(schema, table)
-    check_merge_engine(schema, table)
-    if schema.effective_options().get("rowkind.field"):
-        # Reads are fine (the kind is in _VALUE_KIND); writes would have to take it from
-        # that column.
-        raise SchemaLabError(
-            f"Table {table} sets 'rowkind.field'; schemalab writes every inserted row as +I. "
-            "Write this table with Paimon, or use DELETE FROM.", table=table,
-            rule="rowkind.field")
+    check_readable(schema, table)
     n = int(schema.effective_options().get("bucket", "-1"))
     if n <= 0:
         raise SchemaLabError(
