@@ -739,6 +739,7 @@ MERGE_CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...], bool, bool]] = {
     "deduplicate": ({}, ATOMIC, True, True),
     "deduplicate-ignore-delete": ({"ignore-delete": "true"}, ATOMIC, True, True),
     "deduplicate-sequence-field": ({"sequence.field": "sq"}, ATOMIC, True, True),
+    "partial-update": ({"merge-engine": "partial-update"}, ATOMIC, True, True),
     "partial-update-remove": ({"merge-engine": "partial-update",
                                "partial-update.remove-record-on-delete": "true"}, ATOMIC, True,
                               True),

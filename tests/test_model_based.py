@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from reliability_support import (
     FULL,
@@ -59,6 +59,11 @@ EXAMPLES = int(os.environ.get("SCHEMALAB_MODEL_EXAMPLES", "200"))
 MERGE_EXAMPLES = int(os.environ.get("SCHEMALAB_MERGE_EXAMPLES", "24"))
 BATCH = max(1, int(os.environ.get("SCHEMALAB_MODEL_BATCH", "4")))
 SEED = int(os.environ.get("SCHEMALAB_MODEL_SEED", "20240611"))
+
+#: SCHEMALAB_MODEL_SHRINK=0: report the first failing sequence as it is (shrinking replays
+#: each candidate on Spark, minutes on a busy machine)
+PHASES = tuple(Phase) if os.environ.get("SCHEMALAB_MODEL_SHRINK", "1") != "0" else (
+    Phase.explicit, Phase.reuse, Phase.generate)
 
 _names = itertools.count()
 
@@ -186,7 +191,7 @@ def test_random_merge_sequences_match_the_model(wh: Any) -> None:
 
     @seed(SEED + 2)
     @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck), print_blob=True)
+              suppress_health_check=list(HealthCheck), print_blob=True, phases=PHASES)
     @given(st.lists(sequences(MERGES), min_size=BATCH, max_size=BATCH))
     def check(batch: list[Any]) -> None:
         runs = [SequenceRun(wh, f"mm{next(_names)}", s).execute() for s in batch]
