@@ -4,6 +4,8 @@
     schemalab inspect TABLE_PATH [--json]                    history: schemas, lineage, snapshots
     schemalab clean-orphans TABLE_PATH [--delete] [--older-than SECONDS]
                                                              files no snapshot references
+    schemalab compact TABLE_PATH [--partitions 'p=1;p=2'] [--order-by a,b]
+                                                             rewrite files into the current schema
 
 Errors print as one clear message (exit status 1), never as a traceback.
 """
@@ -49,6 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                            help="only files older than this are orphans, so a writer still "
                                 "in flight keeps its files (default 3600)")
 
+    p_compact = sub.add_parser(
+        "compact", help="rewrite a Paimon table's files into the current schema (Paimon's "
+                        "full compaction), as one COMPACT snapshot")
+    p_compact.add_argument("table_path", help="a Paimon table directory")
+    p_compact.add_argument("--partitions", metavar="'p1=v1,p2=v2;p1=v3'",
+                           help="only these partitions (Paimon's partitions argument)")
+    p_compact.add_argument("--order-by", metavar="COLUMNS",
+                           help="sort an unaware-bucket append table by these columns "
+                                "(order_strategy 'order')")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "sql":
@@ -57,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _inspect(args)
         if args.command == "clean-orphans":
             return _clean_orphans(args)
+        if args.command == "compact":
+            return _compact(args)
     except SchemaLabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -127,6 +141,18 @@ def _clean_orphans(args: argparse.Namespace) -> int:
         raise SchemaLabError(f"--older-than must be 0 or more seconds, not {older}",
                              rule="older-than")
     print(clean_orphans(path, delete=args.delete, older_than_seconds=older).text())
+    return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from schemalab.table import Table
+
+    t = Table(args.table_path)
+    t.schema  # noqa: B018 - a clear error for a directory that is not a table
+    result = t.compact(partitions=args.partitions,
+                       order_strategy="order" if args.order_by else None,
+                       order_by=args.order_by or ())
+    print(result.text())
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from schemalab import fileio
 from schemalab.engine import store
+from schemalab.engine.compact import CompactionResult, compact
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
 from schemalab.engine.read import execute
 from schemalab.engine.write import WriteTarget
@@ -155,8 +156,15 @@ class Table:
                by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
         """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
         Values are cast to the current schema. Returns the new snapshot (None if no rows)."""
-        return store.insert(self._write_target(), data, columns=columns,
+        snap = store.insert(self._write_target(), data, columns=columns,
                             by_position=by_position, overwrite=overwrite)
+        schema = self.schema
+        if snap is not None and schema.primary_keys and \
+                check_readable(schema, self.name).skips_level0:
+            # As Java's first-row writer: a batch read takes compacted files only, so the
+            # commit is followed by a compaction (an APPEND, then a COMPACT snapshot).
+            self.compact()
+        return snap
 
     def delete_where(self, where: str | None) -> Snapshot | None:
         """DELETE FROM: delete records for today's rows that ``where`` (a Spark SQL condition;
@@ -250,6 +258,22 @@ class Table:
         if key is None:
             return out
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
+
+    def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,
+                order_by: Sequence[str] | str = ()) -> CompactionResult:
+        """Paimon's full compaction (``CALL sys.compact``): rewrite the latest snapshot's files
+        in today's schema — a primary-key table's buckets merged into one sorted run at the
+        top level, an append table's small files into fewer — committed as a COMPACT
+        snapshot. ``partitions`` ('p=1;p=2') limits it; ``order_strategy='order'`` with
+        ``order_by`` sorts an unaware-bucket append table."""
+        columns = [c.strip() for c in order_by.split(",")] if isinstance(order_by, str) \
+            else list(order_by)
+
+        def live(snap: Snapshot | None) -> list[tuple[ManifestEntry, DataFile]]:
+            return list(zip(self.live_entries(snap), self.data_files(snap), strict=True))
+
+        return compact(self._write_target(), live, self.schema_at, partitions=partitions,
+                       order_strategy=order_strategy, order_by=[c for c in columns if c])
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.

@@ -296,9 +296,36 @@ class Warehouse:
         return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
 
     def _call(self, stmt: Call) -> StatementResult:
-        raise SqlError(f"Unsupported statement: CALL {stmt.procedure} is read but not run "
-                       "yet; no procedure runs through Warehouse.sql",
-                       table=stmt.argument("table"), rule="unsupported-statement")
+        """Paimon's Spark procedures; ``sys.compact`` is the one schemalab runs."""
+        if stmt.procedure.lower() not in ("sys.compact", "compact"):
+            raise SqlError(f"Unsupported procedure: CALL {stmt.procedure}; schemalab runs "
+                           "CALL sys.compact(table => 'db.t' [, partitions => 'p=1;p=2'] "
+                           "[, order_strategy => 'order', order_by => 'a,b'])",
+                           table=stmt.argument("table"), rule="unsupported-statement")
+        known = {"table", "partitions", "order_strategy", "order_by", "compact_strategy",
+                 "where", "options"}
+        unknown = [k for k, _ in stmt.arguments if k.lower() not in known]
+        name = stmt.argument("table")
+        if unknown or name is None:
+            what = f"unknown argument {unknown[0]}" if unknown else "no table argument"
+            raise SqlError(f"CALL {stmt.procedure}: {what}; it takes table, partitions, "
+                           "order_strategy, order_by, compact_strategy", table=name,
+                           rule="compact-arguments")
+        for unsupported in ("where", "options"):
+            if stmt.argument(unsupported):
+                raise SqlError(f"CALL {stmt.procedure}: argument {unsupported} is not supported "
+                               "by schemalab; select partitions with partitions => "
+                               "'p1=v1,p2=v2;p1=v3'", table=name, rule="compact-arguments")
+        strategy = (stmt.argument("compact_strategy") or "full").lower()
+        if strategy not in ("full", "minor"):
+            raise SqlError(f"The compact strategy only supports 'full' or 'minor', but "
+                           f"'{strategy}' is configured.", table=name, rule="compact-arguments")
+        t = self.table(name)
+        result = t.compact(partitions=stmt.argument("partitions"),
+                           order_strategy=stmt.argument("order_strategy"),
+                           order_by=stmt.argument("order_by") or ())
+        return StatementResult(stmt.text, str(result), columns=["result"], rows=[(True,)],
+                               row_schema="result BOOLEAN")
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""

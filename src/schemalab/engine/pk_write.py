@@ -78,18 +78,33 @@ def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
     out = FUNCTIONS[opts.engine](out, m)
     out = out.withColumn(_ORD, F.col(SEQ_COL)).withColumn(bucket_col, bucket)
     out = _number(target, out, bucket_col)
+    return write_key_values(target, out.withColumn(SEQ_COL, F.col(_POS)), trimmed)
+
+
+def write_key_values(target: WriteTarget, df: DataFrame, trimmed: list[str]
+                     ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
+    """Write ``df`` (one row per key, in the target's schema, with each row's sequence
+    number and kind as ``__sl_seq``, ``__sl_kind``) as one sorted key-value file per
+    bucket; return the files and their ADD entries at level 0."""
+    from pyspark.sql import functions as F
+
+    schema = target.schema
+    bucket = bucket_column(schema, target.name)
+    assert bucket is not None  # primary-key tables written here have fixed buckets
+    bucket_col = write.BUCKET_COLUMN
     fields = {f.name: f for f in schema.fields}
     key_cols = [F.col(quote(k)).alias(
         KEY_PREFIX + k, metadata={FIELD_ID_KEY: KEY_FIELD_ID_START + fields[k].id})
         for k in trimmed]
-    system = [F.col(_POS).cast("bigint").alias(SEQUENCE_NUMBER,
-                                               metadata={FIELD_ID_KEY: SEQUENCE_NUMBER_ID}),
+    system = [F.col(SEQ_COL).cast("bigint").alias(SEQUENCE_NUMBER,
+                                                  metadata={FIELD_ID_KEY: SEQUENCE_NUMBER_ID}),
               F.col(KIND_COL).cast("tinyint").alias(VALUE_KIND,
                                                     metadata={FIELD_ID_KEY: VALUE_KIND_ID})]
     # Re-typed and re-labelled: a fold through structs loses the field ids Spark writes
     values = [F.col(quote(f.name)).cast(all_nullable(to_spark(f.type)))
               .alias(f.name, metadata=spark_field(f).metadata) for f in schema.fields]
-    kv = out.select(*key_cols, *system, *values, F.col(bucket_col))
+    kv = df.withColumn(bucket_col, bucket).select(*key_cols, *system, *values,
+                                                  F.col(bucket_col))
     files = write.write_files(target.spark, kv, target.path, schema, table=target.name,
                               bucket_column=F.col(bucket_col),
                               sort_by=[quote(KEY_PREFIX + k) for k in trimmed])
