@@ -340,9 +340,24 @@ class TableModel:
         self.snapshots.append(MSnapshot(i, i, stored, "-D"))
         return True
 
-    def compact(self) -> None:
+    def compact(self) -> bool:
+        """A full compaction; whether it makes a snapshot: only when there are live files
+        and some are not yet compacted, i.e. a write or an ALTER since the last compaction
+        (which rewrites every bucket into one top-level file in today's schema, and writes
+        no file for a bucket whose keys all merged away)."""
+        snaps = self.snapshots
+        last = max((i for i, x in enumerate(snaps) if x.kind == "compact"), default=-1)
+        written = any(x.kind != "compact" for x in snaps[last + 1:])
+        if last < 0:
+            files, dirty = written, written
+        else:
+            files = written or bool(self.expected(last + 1))
+            dirty = written or snaps[last].schema_index != len(self.schemas) - 1
+        if not (files and dirty):
+            return False
         i = len(self.schemas) - 1
-        self.snapshots.append(MSnapshot(i, i, [], "compact"))
+        snaps.append(MSnapshot(i, i, [], "compact"))
+        return True
 
 
 # ---- the merge of a primary-key table, as Paimon's documentation describes it ------------------
@@ -679,8 +694,10 @@ class Delete:
 
 @dataclass(frozen=True)
 class Compact:
+    via_sql: bool = False
+
     def describe(self) -> str:
-        return "CALL sys.compact(table => 't')"
+        return "CALL sys.compact(table => 't')" if self.via_sql else "Table.compact()"
 
 
 @dataclass(frozen=True)
@@ -772,7 +789,7 @@ KEYS = (0, 1, 2, 3)
 
 FULL = Profile()
 MERGES = Profile(partitions=False, merges=True, merge_configs=tuple(MERGE_CONFIGS),
-                 small_values=True, max_inserts=4, max_alters=3, max_rows=4)
+                 small_values=True, max_inserts=4, max_alters=3, max_rows=4, compactions=True)
 TEMP_NAME = "tmp"
 
 
@@ -1072,7 +1089,7 @@ class _Gen:
                 continue
             if step == "C":
                 model.compact()
-                ops.append(Compact())
+                ops.append(Compact(p.sql and d(st.booleans())))
                 continue
             if step == "I":
                 ins = Insert(self.rows(model), p.sql and d(st.integers(0, 3)) == 0)
@@ -1179,7 +1196,11 @@ class SequenceRun:
             STATS.engines[label] = STATS.engines.get(label, 0) + 1
         for op in self.seq.ops:
             if isinstance(op, Compact):
-                t.compact()
+                if op.via_sql:
+                    self.wh.sql("CALL sys.compact(table => "
+                                f"{sql_string('default.' + self.name)})")
+                else:
+                    t.compact()
                 self.model.compact()
                 STATS.compactions += 1
                 continue
