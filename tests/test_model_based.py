@@ -156,11 +156,12 @@ def test_model_merges_as_paimon_documents() -> None:
     partial.insert([(1, None, "c")])
     assert v(partial) == [(None, ("s", "c"))]
     first = model({"merge-engine": "first-row", "ignore-delete": "true"})
-    first.insert([(1, 1, "a")])
+    first.insert([(1, 1, "a")])  # an APPEND, then a COMPACT snapshot (as Java's writer)
     first.insert([(1, 2, "b")])
-    assert v(first) == []  # a batch read of first-row sees compacted files only
-    assert first.compact() and not first.compact()  # nothing new: no second snapshot
-    assert v(first) == [(("i", 1), ("s", "a"))] and v(first, 2) == []
+    assert [x.kind for x in first.snapshots] == ["+I", "compact"] * 2
+    assert v(first, 1) == []  # a batch read of first-row sees compacted files only
+    assert v(first) == [(("i", 1), ("s", "a"))]
+    assert not first.compact()  # nothing new: no snapshot
     first.alter([AddColumn(("w",), parse_type("INT"))])
     assert first.compact()  # files in an older schema are rewritten
     assert not first.delete(None)  # ignore-delete: nothing written, no snapshot
