@@ -143,7 +143,7 @@ def kills(root: Path, n: int, spark_n: int, spark: Any) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sequences", type=int, default=200, help="model sequences (Spark reads)")
-    p.add_argument("--merge-sequences", type=int, default=24,
+    p.add_argument("--merge-sequences", type=int, default=40,
                    help="model sequences on merge-engine tables (upserts, deletes, compactions)")
     p.add_argument("--pypaimon", type=int, default=30, help="sequences read by pypaimon")
     p.add_argument("--race-rounds", type=int, default=2, help="rounds of racing writers")
