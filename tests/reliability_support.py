@@ -149,7 +149,25 @@ class MSchema:
         """Columns the sequences never rename, drop or retype: partition and primary keys,
         and the merge options' columns (``sequence.field``)."""
         seq = tuple(x for x in (self.option("sequence.field") or "").split(",") if x)
+        for group, members in _sequence_groups(self.options):
+            seq += group + members
         return self.partition_keys + self.primary_keys + seq
+
+    @property
+    def sequence_columns(self) -> tuple[str, ...]:
+        """Key and sequence columns: the sequences fill them with small integers."""
+        seq = tuple(x for x in (self.option("sequence.field") or "").split(",") if x)
+        for group, _ in _sequence_groups(self.options):
+            seq += group
+        return self.primary_keys + seq
+
+
+def _sequence_groups(options: Iterable[tuple[str, str]]
+                     ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``fields.<seq fields>.sequence-group = <members>`` options."""
+    return [(tuple(k[len("fields."):-len(".sequence-group")].split(",")),
+             tuple(m.strip() for m in v.split(",") if m.strip()))
+            for k, v in options if k.startswith("fields.") and k.endswith(".sequence-group")]
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)
@@ -393,6 +411,7 @@ class MergeSpec:
     sequence_field: str | None
     remove_record_on_delete: bool
     default_aggregate: str
+    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
     @staticmethod
     def of(s: MSchema) -> MergeSpec:
@@ -401,7 +420,8 @@ class MergeSpec:
                          any(o.get(k) == "true" for k in IGNORE_DELETE_KEYS),
                          o.get("sequence.field"),
                          o.get("partial-update.remove-record-on-delete") == "true",
-                         o.get("fields.default-aggregate-function", "last_non_null_value"))
+                         o.get("fields.default-aggregate-function", "last_non_null_value"),
+                         tuple(_sequence_groups(s.options)))
 
     @property
     def deletes(self) -> bool:
@@ -437,14 +457,15 @@ def merge(target: MSchema, versions: list[Version], compacted: int) -> list[tupl
         by_key.setdefault(tuple(v.row[i] for i in keys), []).append(v)
     out = []
     for vs in by_key.values():
-        values = _merge_key(spec, len(names), keys, vs)
+        values = _merge_key(spec, names, keys, vs)
         if values is not None:
             out.append(tuple(zip(names, values, strict=True)))
     return out
 
 
-def _merge_key(spec: MergeSpec, n: int, keys: list[int], vs: list[Version]
+def _merge_key(spec: MergeSpec, names: list[str], keys: list[int], vs: list[Version]
                ) -> list[Any] | None:
+    n = len(names)
     if spec.engine == "deduplicate":
         last = vs[-1]
         return None if last.kind == "-D" else [v for _, v in last.row]
@@ -464,6 +485,9 @@ def _merge_key(spec: MergeSpec, n: int, keys: list[int], vs: list[Version]
                 deleted = True
                 continue
             deleted = False
+            if spec.groups:
+                acc = _update_groups(spec, names, acc, v)
+                continue
             for i, (_, x) in enumerate(v.row):
                 if x is not None:
                     acc[i] = x
@@ -480,6 +504,36 @@ def _merge_key(spec: MergeSpec, n: int, keys: list[int], vs: list[Version]
             else:
                 acc[i] = _retract(f, acc[i], x)
     return acc  # an aggregated key always reads (retracted values included)
+
+
+def _update_groups(spec: MergeSpec, names: list[str], acc: list[Any], v: Version
+                   ) -> list[Any]:
+    """Partial-update with sequence groups (Paimon docs, "Sequence Group"): a field outside
+    every group takes the record's value unless NULL; a group's sequence fields and members
+    take the record's values (NULL too) when the record's sequence fields are not all NULL
+    and compare at least equal to the row's (NULL is the smallest)."""
+    group_of: dict[int, list[int]] = {}
+    for seqs, members in spec.groups:
+        at = [names.index(x) for x in seqs if x in names]
+        for c in (*seqs, *members):
+            if c in names:
+                group_of[names.index(c)] = at
+
+    def rank(x: Any) -> tuple[int, Any]:
+        return (0, 0) if x is None else (1, x[1])
+
+    new = list(acc)
+    for i, (_, x) in enumerate(v.row):
+        at = group_of.get(i)
+        if at is None:
+            if x is not None:
+                new[i] = x
+            continue
+        if all(v.row[j][1] is None for j in at):
+            continue  # an empty sequence group is skipped
+        if [rank(v.row[j][1]) for j in at] >= [rank(acc[j]) for j in at]:
+            new[i] = x
+    return new
 
 
 def _arith(a: Any, b: Any, sign: int) -> Any:
@@ -766,6 +820,7 @@ MERGE_CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...], bool, bool]] = {
                               True),
     "partial-update-ignore-delete": ({"merge-engine": "partial-update",
                                       "ignore-delete": "true"}, ATOMIC, True, True),
+    "partial-update-sequence-group": ({"merge-engine": "partial-update"}, ATOMIC, True, True),
     "partial-update-sequence-field": ({"merge-engine": "partial-update",
                                        "partial-update.remove-record-on-delete": "true",
                                        "sequence.field": "sq"}, ATOMIC, True, True),
@@ -788,6 +843,7 @@ MERGE_CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...], bool, bool]] = {
 }
 KEY = "id"
 SEQ = "sq"
+GROUP = "g"
 KEYS = (0, 1, 2, 3)
 
 
@@ -881,6 +937,11 @@ class _Gen:
         if "sequence.field" in opts:
             cols.insert(d(st.integers(0, len(cols))), (SEQ, "INT"))
         options = {"bucket": str(d(st.integers(1, 2))), **opts}
+        if config == "partial-update-sequence-group":
+            members = d(st.lists(st.sampled_from(names), min_size=1, max_size=len(names),
+                                 unique=True))
+            cols.insert(d(st.integers(0, len(cols))), (GROUP, "INT"))
+            options[f"fields.{GROUP}.sequence-group"] = ",".join(members)
         if p.options and d(st.booleans()):
             options["cast.mode"] = d(st.sampled_from(CAST_MODES))
         return Create(tuple(cols), (), tuple(sorted(options.items())), (KEY,))
@@ -908,7 +969,8 @@ class _Gen:
         s = model.schema
         n = self.draw(st.integers(1, self.p.max_rows))
         strategies = [(_partition_values(f.type, self.p) if f.name in s.partition_keys
-                       else st.sampled_from(KEYS) if f.name in s.protected
+                       else st.sampled_from(KEYS) if f.name in (*s.primary_keys, SEQ)
+                       else st.none() | st.sampled_from(KEYS) if f.name == GROUP
                        else values(f.type, self.p)) for f in s.fields]
         return tuple(self.draw(st.tuples(*strategies)) for _ in range(n))
 

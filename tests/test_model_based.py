@@ -178,6 +178,14 @@ def test_model_merges_as_paimon_documents() -> None:
     assert [r[2][1] for r in seq.expected(None)] == [("i", 1)]
     with pytest.raises(Refused):
         seq.alter([RenameColumn(("id",), "key")])
+    grouped = TableModel(Create((("id", "INT"), ("g", "INT"), ("a", "INT"), ("b", "INT")),
+                                options=(("merge-engine", "partial-update"),
+                                         ("fields.g.sequence-group", "a")),
+                                primary_keys=("id",)))
+    grouped.insert([(1, 2, 1, 1)])
+    grouped.insert([(1, 1, 9, None), (1, None, 8, 2)])  # older group; empty group
+    assert [(r[1][1], r[2][1], r[3][1]) for r in grouped.expected(None)] == [
+        (("i", 2), ("i", 1), ("i", 2))]
     with pytest.raises(Refused):
         TableModel(Create((("a", "INT"),))).delete(None)
 
