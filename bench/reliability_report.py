@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
           f"in Spark, {n_merge} of them on merge-engine tables: "
           f"{s.inserts} inserts, {s.alters} alters of which {s.refused} refused as predicted, "
           f"{s.deletes} deletes ({s.deletes_refused} refused on append tables), "
-          f"{s.compactions} compactions, {s.reads} reads; tables {dict(sorted(s.engines.items()))}; "
+          f"{s.compactions} compactions, {s.reads} reads; "
+          f"tables {dict(sorted(s.engines.items()))}; "
           f"{n_pp} read back by pypaimon: {s.pypaimon_reads} reads, "
           f"{len(pp_problems)} differences)")
     print(f"  commits raced          {race['commits']}  ({race['writers']} writer processes; "

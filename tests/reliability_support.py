@@ -133,6 +133,14 @@ def real_spark_shape(t: Any) -> Any:
     return t.typeName()
 
 
+def _sequence_groups(options: Iterable[tuple[str, str]]
+                     ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``fields.<seq fields>.sequence-group = <members>`` options."""
+    return [(tuple(k[len("fields."):-len(".sequence-group")].split(",")),
+             tuple(m.strip() for m in v.split(",") if m.strip()))
+            for k, v in options if k.startswith("fields.") and k.endswith(".sequence-group")]
+
+
 @dataclass(frozen=True)
 class MSchema:
     fields: tuple[MField, ...]
@@ -161,13 +169,6 @@ class MSchema:
             seq += group
         return self.primary_keys + seq
 
-
-def _sequence_groups(options: Iterable[tuple[str, str]]
-                     ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """``fields.<seq fields>.sequence-group = <members>`` options."""
-    return [(tuple(k[len("fields."):-len(".sequence-group")].split(",")),
-             tuple(m.strip() for m in v.split(",") if m.strip()))
-            for k, v in options if k.startswith("fields.") and k.endswith(".sequence-group")]
 
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)
@@ -524,14 +525,14 @@ def _update_groups(spec: MergeSpec, names: list[str], acc: list[Any], v: Version
 
     new = list(acc)
     for i, (_, x) in enumerate(v.row):
-        at = group_of.get(i)
-        if at is None:
+        group = group_of.get(i)
+        if group is None:
             if x is not None:
                 new[i] = x
             continue
-        if all(v.row[j][1] is None for j in at):
+        if all(v.row[j][1] is None for j in group):
             continue  # an empty sequence group is skipped
-        if [rank(v.row[j][1]) for j in at] >= [rank(acc[j]) for j in at]:
+        if [rank(v.row[j][1]) for j in group] >= [rank(acc[j]) for j in group]:
             new[i] = x
     return new
 

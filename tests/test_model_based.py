@@ -11,11 +11,12 @@ in one Spark job.
 2000. Append tables meet a DELETE now and then (refused: Paimon deletes only in primary-key
 tables). ``SCHEMALAB_MERGE_EXAMPLES`` (default 8; ``make soak`` 400) sequences run on
 primary-key tables of every merge engine (deduplicate, with ignore-delete or sequence.field;
-partial-update; first-row; aggregation with sum, max, min, last_value, last_non_null_value,
-first_value): upserts of a few keys, DELETE FROM and compactions between the ALTERs, and the
-model merges each key's versions as Paimon's docs say, after evolution. ``SCHEMALAB_MODEL_BATCH`` (default 4) sequences share one verification job. The runs are
+partial-update, with a sequence group; first-row; aggregation with sum, max, min, last_value,
+last_non_null_value, first_value): upserts of a few keys, DELETE FROM and compactions between
+the ALTERs, and the model merges each key's versions as Paimon's docs say, after evolution.
+``SCHEMALAB_MODEL_BATCH`` (default 4) sequences share one verification job. The runs are
 derandomized, so CI sees the same sequences every time; ``SCHEMALAB_MODEL_SEED`` picks
-another fixed set.
+another fixed set; ``SCHEMALAB_MODEL_SHRINK=0`` reports a failing sequence unshrunk.
 """
 
 from __future__ import annotations
