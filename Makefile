@@ -79,7 +79,7 @@ clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
 
 # Reliability soak: 2000 random model sequences (make test runs 200), 400 on merge-engine
-# tables with upserts, deletes and compactions (make test: 8), 100 + 60 pypaimon cross-checks
+# tables with upserts, deletes and compactions (make test: 4), 100 + 60 pypaimon cross-checks
 # and more crash / concurrency rounds. Tens of minutes; not part of make test.
 .PHONY: soak
 soak: check-java $(STAMP)

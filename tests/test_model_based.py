@@ -9,7 +9,7 @@ in one Spark job.
 
 ``SCHEMALAB_MODEL_EXAMPLES`` (default 200) is the number of sequences; ``make soak`` runs
 2000. Append tables meet a DELETE now and then (refused: Paimon deletes only in primary-key
-tables). ``SCHEMALAB_MERGE_EXAMPLES`` (default 8; ``make soak`` 400) sequences run on
+tables). ``SCHEMALAB_MERGE_EXAMPLES`` (default 4; ``make soak`` 400) sequences run on
 primary-key tables of every merge engine (deduplicate, with ignore-delete or sequence.field;
 partial-update, with a sequence group; first-row; aggregation with sum, max, min, last_value,
 last_non_null_value, first_value): upserts of a few keys, DELETE FROM and compactions between
@@ -57,7 +57,7 @@ from schemalab.schema.changes import (
 from schemalab.types.parse import parse_type
 
 EXAMPLES = int(os.environ.get("SCHEMALAB_MODEL_EXAMPLES", "200"))
-MERGE_EXAMPLES = int(os.environ.get("SCHEMALAB_MERGE_EXAMPLES", "8"))
+MERGE_EXAMPLES = int(os.environ.get("SCHEMALAB_MERGE_EXAMPLES", "4"))
 BATCH = max(1, int(os.environ.get("SCHEMALAB_MODEL_BATCH", "4")))
 SEED = int(os.environ.get("SCHEMALAB_MODEL_SEED", "20240611"))
 

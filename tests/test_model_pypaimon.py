@@ -6,7 +6,7 @@ pypaimon 2.1.0 — another implementation of the format — reads every snapshot
 snapshot's schema) and the latest, and each read must equal the reference model's.
 
 ``SCHEMALAB_PYPAIMON_SEQUENCES`` (default 30; ``make soak`` runs 100) is the number of
-sequences; ``SCHEMALAB_PYPAIMON_MERGE_SEQUENCES`` (default 4; ``make soak`` 60) more run on
+sequences; ``SCHEMALAB_PYPAIMON_MERGE_SEQUENCES`` (default 2; ``make soak`` 60) more run on
 primary-key tables of the merge engines pypaimon 2.1.0 merges (deduplicate, with
 sequence.field; plain partial-update; first-row with ignore-delete), with upserts, DELETEs and
 compactions. Derandomized, so every run checks the same sequences.
@@ -34,7 +34,7 @@ from reliability_support import (
 import schemalab as sl
 
 SEQUENCES = int(os.environ.get("SCHEMALAB_PYPAIMON_SEQUENCES", "30"))
-MERGE_SEQUENCES = int(os.environ.get("SCHEMALAB_PYPAIMON_MERGE_SEQUENCES", "4"))
+MERGE_SEQUENCES = int(os.environ.get("SCHEMALAB_PYPAIMON_MERGE_SEQUENCES", "2"))
 SEED = int(os.environ.get("SCHEMALAB_MODEL_SEED", "20240611")) + 1
 #: what pypaimon 2.1.0 reads as Paimon does. Paimon (Java and pypaimon) applies no
 #: cast.mode (schemalab's teaching option), so its explicit-cast reads are not compared, and
