@@ -471,6 +471,11 @@ def merge(target: MSchema, versions: list[Version], compacted: int) -> list[tupl
 def _merge_key(spec: MergeSpec, names: list[str], keys: list[int], vs: list[Version]
                ) -> list[Any] | None:
     n = len(names)
+    if len(vs) == 1:
+        # Java's ReducerMergeFunctionWrapper: a key's only record is returned as it is,
+        # without the merge function (a partial-update row whose sequence group is NULL
+        # keeps its group's values)
+        return None if vs[0].kind == "-D" else [v for _, v in vs[0].row]
     if spec.engine == "deduplicate":
         last = vs[-1]
         return None if last.kind == "-D" else [v for _, v in last.row]

@@ -187,6 +187,8 @@ def test_model_merges_as_paimon_documents() -> None:
     grouped.insert([(1, 1, 9, None), (1, None, 8, 2)])  # older group; empty group
     assert [(r[1][1], r[2][1], r[3][1]) for r in grouped.expected(None)] == [
         (("i", 2), ("i", 1), ("i", 2))]
+    grouped.insert([(2, None, 5, None)])  # a key's only record reads as written
+    assert [(r[1][1], r[2][1]) for r in grouped.expected(None)][1] == (None, ("i", 5))
     with pytest.raises(Refused):
         TableModel(Create((("a", "INT"),))).delete(None)
 
