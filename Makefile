@@ -104,11 +104,13 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
 
-# Reliability soak: 2000 random model sequences (make test runs 200), 100 pypaimon cross-checks
+# Reliability soak: 2000 random model sequences (make test runs 200), 400 on merge-engine
+# tables with upserts, deletes and compactions (make test: 4), 100 + 60 pypaimon cross-checks
 # and more crash / concurrency rounds. Tens of minutes; not part of make test.
 .PHONY: soak
 soak: check-java $(STAMP)
-	SCHEMALAB_MODEL_EXAMPLES=2000 SCHEMALAB_PYPAIMON_SEQUENCES=100 SCHEMALAB_SOAK=1 \
+	SCHEMALAB_MODEL_EXAMPLES=2000 SCHEMALAB_MERGE_EXAMPLES=400 SCHEMALAB_PYPAIMON_SEQUENCES=100 \
+	  SCHEMALAB_PYPAIMON_MERGE_SEQUENCES=60 SCHEMALAB_SOAK=1 \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/test_model_based.py \
 	  tests/test_model_pypaimon.py tests/test_crash_safety.py tests/test_concurrency.py
 

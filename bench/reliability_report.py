@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def model_sequences(spark: Any, root: Path, n: int, batch: int = 4) -> int:
+def model_sequences(spark: Any, root: Path, n: int, batch: int = 4,
+                    profile: str = "FULL", seed_value: int = 20240611) -> int:
     import reliability_support as rs
     from hypothesis import HealthCheck, given, seed, settings
     from hypothesis import strategies as st
@@ -46,14 +47,14 @@ def model_sequences(spark: Any, root: Path, n: int, batch: int = 4) -> int:
     if n <= 0:
         return 0
 
-    wh = sl.Warehouse(root / "model", spark=spark)
+    wh = sl.Warehouse(root / f"model-{profile.lower()}", spark=spark)
     names = itertools.count()
     done: list[int] = []
 
-    @seed(20240611)
+    @seed(seed_value)
     @settings(max_examples=-(-n // batch), deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(st.lists(rs.sequences(rs.FULL), min_size=batch, max_size=batch))
+    @given(st.lists(rs.sequences(getattr(rs, profile)), min_size=batch, max_size=batch))
     def check(seqs: list[Any]) -> None:
         runs = [rs.SequenceRun(wh, f"m{next(names)}", s).execute() for s in seqs]
         rs.verify_runs(spark, runs)
@@ -142,6 +143,8 @@ def kills(root: Path, n: int, spark_n: int, spark: Any) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sequences", type=int, default=200, help="model sequences (Spark reads)")
+    p.add_argument("--merge-sequences", type=int, default=40,
+                   help="model sequences on merge-engine tables (upserts, deletes, compactions)")
     p.add_argument("--pypaimon", type=int, default=30, help="sequences read by pypaimon")
     p.add_argument("--race-rounds", type=int, default=2, help="rounds of racing writers")
     p.add_argument("--kills", type=int, default=40, help="SIGKILLs of pure-Python writers")
@@ -169,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print("running the reliability checks...", flush=True)
         n_model = timed("model sequences", model_sequences, spark, root, args.sequences)
+        n_merge = timed("merge-engine model sequences", model_sequences, spark, root,
+                        args.merge_sequences, 4, "MERGES", 20240613)
         n_pp, pp_problems = timed("pypaimon cross-check", pypaimon_sequences, spark, root,
                                   args.pypaimon)
         race = timed("racing writers", races, root, args.race_rounds)
@@ -180,9 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     s = rs.STATS
     print()
     print("Reliability figures")
-    print(f"  sequences tried        {n_model + n_pp}  ({n_model} against the model in Spark: "
+    print(f"  sequences tried        {n_model + n_merge + n_pp}  ({n_model} against the model "
+          f"in Spark, {n_merge} of them on merge-engine tables: "
           f"{s.inserts} inserts, {s.alters} alters of which {s.refused} refused as predicted, "
-          f"{s.reads} reads; {n_pp} read back by pypaimon: {s.pypaimon_reads} reads, "
+          f"{s.deletes} deletes ({s.deletes_refused} refused on append tables), "
+          f"{s.compactions} compactions, {s.reads} reads; "
+          f"tables {dict(sorted(s.engines.items()))}; "
+          f"{n_pp} read back by pypaimon: {s.pypaimon_reads} reads, "
           f"{len(pp_problems)} differences)")
     print(f"  commits raced          {race['commits']}  ({race['writers']} writer processes; "
           f"{race['failed']} losers failed cleanly with retries capped at 1, none left a file)")

@@ -133,21 +133,50 @@ def real_spark_shape(t: Any) -> Any:
     return t.typeName()
 
 
+def _sequence_groups(options: Iterable[tuple[str, str]]
+                     ) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """``fields.<seq fields>.sequence-group = <members>`` options."""
+    return [(tuple(k[len("fields."):-len(".sequence-group")].split(",")),
+             tuple(m.strip() for m in v.split(",") if m.strip()))
+            for k, v in options if k.startswith("fields.") and k.endswith(".sequence-group")]
+
+
 @dataclass(frozen=True)
 class MSchema:
     fields: tuple[MField, ...]
     options: tuple[tuple[str, str], ...] = ()
     partition_keys: tuple[str, ...] = ()
+    primary_keys: tuple[str, ...] = ()
 
     @property
     def names(self) -> list[str]:
         return [f.name for f in self.fields]
 
+    @property
+    def protected(self) -> tuple[str, ...]:
+        """Columns the sequences never rename, drop or retype: partition and primary keys,
+        and the merge options' columns (``sequence.field``)."""
+        seq = tuple(x for x in (self.option("sequence.field") or "").split(",") if x)
+        for group, members in _sequence_groups(self.options):
+            seq += group + members
+        return self.partition_keys + self.primary_keys + seq
+
+    @property
+    def sequence_columns(self) -> tuple[str, ...]:
+        """Key and sequence columns: the sequences fill them with small integers."""
+        seq = tuple(x for x in (self.option("sequence.field") or "").split(",") if x)
+        for group, _ in _sequence_groups(self.options):
+            seq += group
+        return self.primary_keys + seq
+
+
     def option(self, key: str, default: str | None = None) -> str | None:
         return dict(self.options).get(key, default)
 
     def shape(self) -> tuple[Any, ...]:
-        return tuple((f.name, shape(f.type)) for f in self.fields)
+        # primary-key columns are NOT NULL (Paimon makes them so at CREATE)
+        return tuple((f.name, ("NOT NULL", shape(f.type)) if f.name in self.primary_keys
+                      else shape(f.type)) for f in self.fields)
 
 
 class Refused(Exception):
@@ -159,6 +188,9 @@ class MSnapshot:
     schema_index: int            # the table's latest schema when it was committed
     write_schema_index: int      # the schema its rows were written in
     rows: list[dict[int, Any]]   # key → value (ROW values: dict key → value, or None)
+    #: "+I" (INSERT: rows, upserts in a primary-key table), "-D" (DELETE: a delete record
+    #: per row, holding the row as it read), "compact" (no rows)
+    kind: str = "+I"
 
 
 def _find(fields: Sequence[MField], name: str) -> int:
@@ -171,7 +203,8 @@ class TableModel:
     def __init__(self, create: Create) -> None:
         self._keys = itertools.count()
         fields = tuple(MField(next(self._keys), name, self.fresh(t)) for name, t in create.columns)
-        self.schemas = [MSchema(fields, tuple(sorted(create.options)), create.partition_keys)]
+        self.schemas = [MSchema(fields, tuple(sorted(create.options)), create.partition_keys,
+                                create.primary_keys)]
         self.snapshots: list[MSnapshot] = []
 
     def fresh(self, t: DataType | MType) -> MType:
@@ -198,8 +231,13 @@ class TableModel:
         s = self.schema
         fields, options = s.fields, dict(s.options)
         for ch in changes:
-            fields, options = self._apply(ch, fields, options, s.partition_keys)
-        new = MSchema(fields, tuple(sorted(options.items())), s.partition_keys)
+            if isinstance(ch, SetOption) and dict(s.options).get(ch.key) == ch.value:
+                # Java's generateTableSchema skips a SET to the value the ALTER started from,
+                # even after an earlier SET of the key in the same ALTER (schemalab follows)
+                continue
+            fields, options = self._apply(ch, fields, options,
+                                          s.partition_keys + s.primary_keys)
+        new = MSchema(fields, tuple(sorted(options.items())), s.partition_keys, s.primary_keys)
         self.schemas.append(new)
         return new
 
@@ -216,7 +254,7 @@ class TableModel:
         if isinstance(ch, UpdateColumnPosition):
             return _move(fields, ch.move), options
         if is_top and top in partition_keys and not isinstance(ch, AddColumn):
-            raise Refused(f"partition key {top}")
+            raise Refused(f"partition or primary key {top}")
         if isinstance(ch, AddColumn):
             new = MField(next(self._keys), ch.path[-1], self.fresh(ch.data_type))
 
@@ -279,6 +317,10 @@ class TableModel:
                   for r in rows]
         i = len(self.schemas) - 1
         self.snapshots.append(MSnapshot(i, i, stored))
+        if s.primary_keys and MergeSpec.of(s).engine == "first-row":
+            # as Java's first-row writer, whose batch reads take compacted files only: the
+            # commit is followed by a compaction (an APPEND, then a COMPACT snapshot)
+            self.compact()
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -289,17 +331,270 @@ class TableModel:
         return self.schemas[self.snapshots[snapshot_id - 1].schema_index]
 
     def expected(self, snapshot_id: int | None) -> list[tuple[Any, ...]]:
-        """Canonical rows (see :func:`canon`) of a read, sorted."""
+        """Canonical rows (see :func:`canon`) of a read, sorted: evolution first (every
+        version read in the target schema), then, in a primary-key table, the merge."""
         upto = len(self.snapshots) if snapshot_id is None else snapshot_id
         target = self.target(snapshot_id)
-        out = []
-        for snap in self.snapshots[:upto]:
+        versions: list[Version] = []
+        for si, snap in enumerate(self.snapshots[:upto]):
             written = {f.key: f for f in self.schemas[snap.write_schema_index].fields}
-            for r in snap.rows:
-                out.append(tuple(
+            for ri, r in enumerate(snap.rows):
+                versions.append(Version(snap.kind, si, ri, tuple(
                     (f.name, _expect(r.get(f.key), written[f.key].type if f.key in written
-                                     else None, f.type)) for f in target.fields))
-        return sorted(out, key=repr)
+                                     else None, f.type)) for f in target.fields)))
+        if not target.primary_keys:
+            return sorted((v.row for v in versions), key=repr)
+        compacted = [si for si, snap in enumerate(self.snapshots[:upto])
+                     if snap.kind == "compact"]
+        return sorted(merge(target, versions, compacted[-1] if compacted else -1), key=repr)
+
+    # ---- DELETE and compaction ------------------------------------------------------------
+
+    def delete(self, where: Where | None) -> bool:
+        """DELETE FROM: a delete record for each row today's read shows that ``where``
+        selects; whether that makes a snapshot (none when no row is selected, nor with
+        ``ignore-delete``, whose delete records are not written). :class:`Refused` on an
+        append table (Paimon deletes only in primary-key tables)."""
+        s = self.schema
+        if not s.primary_keys:
+            raise Refused("DELETE on an append table")
+        rows = [r for r in self.expected(None) if where is None or where.matches(r)]
+        if not rows or MergeSpec.of(s).ignore_delete:
+            return False
+        stored = [{f.key: _uncanon(v, f.type) for f, (_, v) in zip(s.fields, r, strict=True)}
+                  for r in rows]
+        i = len(self.schemas) - 1
+        self.snapshots.append(MSnapshot(i, i, stored, "-D"))
+        return True
+
+    def compact(self) -> bool:
+        """A full compaction; whether it makes a snapshot: only when there are live files
+        and some are not yet compacted, i.e. a write or an ALTER since the last compaction
+        (which rewrites every bucket into one top-level file in today's schema, and writes
+        no file for a bucket whose keys all merged away)."""
+        snaps = self.snapshots
+        last = max((i for i, x in enumerate(snaps) if x.kind == "compact"), default=-1)
+        written = any(x.kind != "compact" for x in snaps[last + 1:])
+        if last < 0:
+            files, dirty = written, written
+        else:
+            files = written or bool(self.expected(last + 1))
+            dirty = written or snaps[last].schema_index != len(self.schemas) - 1
+        if not (files and dirty):
+            return False
+        i = len(self.schemas) - 1
+        snaps.append(MSnapshot(i, i, [], "compact"))
+        return True
+
+
+# ---- the merge of a primary-key table, as Paimon's documentation describes it ------------------
+#
+# Written from Paimon 1.0's docs (primary-key-table/merge-engine/*, sequence-rowkind) and its
+# MergeFunction classes, over the model's canonical values; never schemalab's merge code.
+
+IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
+                      "partial-update.ignore-delete")
+#: aggregate functions that accept retraction (-U/-D) in Paimon 1.0
+RETRACTING = ("sum", "last_value", "last_non_null_value")
+
+
+@dataclass(frozen=True)
+class Version:
+    """One record of a key: its kind, commit (snapshot index) and place in it, and its row
+    in the read schema (canonical values)."""
+
+    kind: str
+    commit: int
+    place: int
+    row: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class MergeSpec:
+    engine: str
+    ignore_delete: bool
+    sequence_field: str | None
+    remove_record_on_delete: bool
+    default_aggregate: str
+    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+
+    @staticmethod
+    def of(s: MSchema) -> MergeSpec:
+        o = dict(s.options)
+        return MergeSpec(o.get("merge-engine", "deduplicate"),
+                         any(o.get(k) == "true" for k in IGNORE_DELETE_KEYS),
+                         o.get("sequence.field"),
+                         o.get("partial-update.remove-record-on-delete") == "true",
+                         o.get("fields.default-aggregate-function", "last_non_null_value"),
+                         tuple(_sequence_groups(s.options)))
+
+    @property
+    def deletes(self) -> bool:
+        """Whether a DELETE reads back without failing (Paimon's rules: partial-update and
+        first-row need ignore-delete (or remove-record-on-delete), aggregation a function that
+        retracts)."""
+        if self.ignore_delete or self.engine == "deduplicate":
+            return True
+        if self.engine == "partial-update":
+            return self.remove_record_on_delete
+        return self.engine == "aggregation" and self.default_aggregate in RETRACTING
+
+
+def merge(target: MSchema, versions: list[Version], compacted: int) -> list[tuple[Any, ...]]:
+    """The rows of a primary-key table: each key's versions in order (``sequence.field``
+    value, then commit order, then order within the commit), merged by the merge engine.
+    ``compacted``: the index of the last compaction (-1: none), for first-row, whose batch
+    read sees compacted files only."""
+    spec = MergeSpec.of(target)
+    names = target.names
+    keys = [names.index(k) for k in target.primary_keys]
+    seq = names.index(spec.sequence_field) if spec.sequence_field else None
+
+    def order(v: Version) -> tuple[Any, ...]:
+        return ((v.row[seq][1][1],) if seq is not None else ()) + (v.commit, v.place)
+
+    by_key: dict[tuple[Any, ...], list[Version]] = {}
+    for v in sorted(versions, key=order):
+        if spec.ignore_delete and v.kind == "-D":
+            continue
+        if spec.engine == "first-row" and v.commit > compacted:
+            continue
+        by_key.setdefault(tuple(v.row[i] for i in keys), []).append(v)
+    out = []
+    for vs in by_key.values():
+        values = _merge_key(spec, names, keys, vs)
+        if values is not None:
+            out.append(tuple(zip(names, values, strict=True)))
+    return out
+
+
+def _merge_key(spec: MergeSpec, names: list[str], keys: list[int], vs: list[Version]
+               ) -> list[Any] | None:
+    n = len(names)
+    if len(vs) == 1:
+        # Java's ReducerMergeFunctionWrapper: a key's only record is returned as it is,
+        # without the merge function (a partial-update row whose sequence group is NULL
+        # keeps its group's values)
+        return None if vs[0].kind == "-D" else [v for _, v in vs[0].row]
+    if spec.engine == "deduplicate":
+        last = vs[-1]
+        return None if last.kind == "-D" else [v for _, v in last.row]
+    if spec.engine == "first-row":
+        first = vs[0]
+        assert first.kind == "+I", "first-row meets deletes only with ignore-delete"
+        return [v for _, v in first.row]
+    acc: list[Any] = [None] * n
+    for i in keys:
+        acc[i] = vs[0].row[i][1]
+    if spec.engine == "partial-update":
+        deleted = True
+        for v in vs:
+            if v.kind == "-D":  # remove-record-on-delete: the row starts afresh
+                assert spec.remove_record_on_delete
+                acc = [v.row[i][1] if i in keys else None for i in range(n)]
+                deleted = True
+                continue
+            deleted = False
+            if spec.groups:
+                acc = _update_groups(spec, names, acc, v)
+                continue
+            for i, (_, x) in enumerate(v.row):
+                if x is not None:
+                    acc[i] = x
+        return None if deleted else acc
+    assert spec.engine == "aggregation", spec.engine
+    f = spec.default_aggregate
+    started = [False] * n
+    for v in vs:
+        for i, (_, x) in enumerate(v.row):
+            if i in keys:
+                continue
+            if v.kind == "+I":
+                acc[i], started[i] = _agg(f, acc[i], x, started[i])
+            else:
+                acc[i] = _retract(f, acc[i], x)
+    return acc  # an aggregated key always reads (retracted values included)
+
+
+def _update_groups(spec: MergeSpec, names: list[str], acc: list[Any], v: Version
+                   ) -> list[Any]:
+    """Partial-update with sequence groups (Paimon docs, "Sequence Group"): a field outside
+    every group takes the record's value unless NULL; a group's sequence fields and members
+    take the record's values (NULL too) when the record's sequence fields are not all NULL
+    and compare at least equal to the row's (NULL is the smallest)."""
+    group_of: dict[int, list[int]] = {}
+    for seqs, members in spec.groups:
+        at = [names.index(x) for x in seqs if x in names]
+        for c in (*seqs, *members):
+            if c in names:
+                group_of[names.index(c)] = at
+
+    def rank(x: Any) -> tuple[int, Any]:
+        return (0, 0) if x is None else (1, x[1])
+
+    new = list(acc)
+    for i, (_, x) in enumerate(v.row):
+        group = group_of.get(i)
+        if group is None:
+            if x is not None:
+                new[i] = x
+            continue
+        if all(v.row[j][1] is None for j in group):
+            continue  # an empty sequence group is skipped
+        if [rank(v.row[j][1]) for j in group] >= [rank(acc[j]) for j in group]:
+            new[i] = x
+    return new
+
+
+def _arith(a: Any, b: Any, sign: int) -> Any:
+    """a + sign·b on canonical numbers, in their type (FLOAT rounds to float32)."""
+    tag = b[0] if a is None else a[0]
+    av = 0 if a is None else a[1]
+    r = av + sign * b[1]
+    if tag == "f":
+        return ("f", _f32(r) + 0.0)
+    if tag == "d":
+        return ("d", float(r) + 0.0)
+    return ("i", r)
+
+
+def _agg(f: str, acc: Any, x: Any, started: bool) -> tuple[Any, bool]:
+    if f == "first_value":
+        return (acc, True) if started else (x, True)
+    if f == "last_value":
+        return x, True
+    if f == "last_non_null_value":
+        return (acc if x is None else x), True
+    if acc is None or x is None:
+        return (x if acc is None else acc), True
+    if f == "sum":
+        return _arith(acc, x, 1), True
+    if f == "max":
+        return (x if x[1] > acc[1] else acc), True
+    if f == "min":
+        return (x if x[1] < acc[1] else acc), True
+    raise AssertionError(f)
+
+
+def _retract(f: str, acc: Any, x: Any) -> Any:
+    if f == "sum":
+        if x is None:
+            return acc
+        return _arith(acc, x, -1)
+    if f == "last_value":
+        return None
+    if f == "last_non_null_value":
+        return None if x is not None else acc
+    raise AssertionError(f"{f} does not retract")
+
+
+def _uncanon(c: Any, t: MType) -> Any:
+    """A canonical value back to the model's stored form."""
+    if c is None:
+        return None
+    if isinstance(t, MRow):
+        return {f.key: _uncanon(v, f.type) for f, (_, v) in zip(t.fields, c[1], strict=True)}
+    return c[1]
 
 
 def _edit(fields: tuple[MField, ...], container: tuple[str, ...],
@@ -401,9 +696,12 @@ class Create:
     columns: tuple[tuple[str, MType], ...]
     partition_keys: tuple[str, ...] = ()
     options: tuple[tuple[str, str], ...] = ()
+    primary_keys: tuple[str, ...] = ()
 
     def describe(self) -> str:
         cols = ", ".join(f"{quote_identifier(n)} {type_text(t)}" for n, t in self.columns)
+        if self.primary_keys:
+            cols += f", PRIMARY KEY ({', '.join(map(quote_identifier, self.primary_keys))})"
         text = f"CREATE TABLE t ({cols})"
         if self.partition_keys:
             text += f" PARTITIONED BY ({', '.join(map(quote_identifier, self.partition_keys))})"
@@ -423,6 +721,54 @@ class Insert:
 
 
 @dataclass(frozen=True)
+class Where:
+    """A DELETE condition: ``op`` is "=", "IN", ">=" (on the key column, with ``values``) or
+    "IS NULL" (on any atomic column)."""
+
+    column: str
+    op: str
+    values: tuple[int, ...] = ()
+
+    def sql(self) -> str:
+        c = quote_identifier(self.column)
+        if self.op == "IS NULL":
+            return f"{c} IS NULL"
+        if self.op == "IN":
+            return f"{c} IN ({', '.join(map(str, self.values))})"
+        return f"{c} {self.op} {self.values[0]}"
+
+    def matches(self, row: tuple[tuple[str, Any], ...]) -> bool:
+        v = dict(row)[self.column]
+        if self.op == "IS NULL":
+            return v is None
+        if v is None:
+            return False
+        if self.op == "=":
+            return bool(v[1] == self.values[0])
+        if self.op == "IN":
+            return v[1] in self.values
+        return bool(v[1] >= self.values[0])
+
+
+@dataclass(frozen=True)
+class Delete:
+    where: Where | None
+    via_sql: bool = False
+
+    def describe(self) -> str:
+        return (f"DELETE{' (SQL)' if self.via_sql else ''} FROM t"
+                + (f" WHERE {self.where.sql()}" if self.where else ""))
+
+
+@dataclass(frozen=True)
+class Compact:
+    via_sql: bool = False
+
+    def describe(self) -> str:
+        return "CALL sys.compact(table => 't')" if self.via_sql else "Table.compact()"
+
+
+@dataclass(frozen=True)
 class Alter:
     changes: tuple[Any, ...]
     via_sql: bool = False
@@ -438,7 +784,7 @@ class Alter:
 @dataclass(frozen=True)
 class Sequence_:
     create: Create
-    ops: tuple[Insert | Alter, ...]
+    ops: tuple[Insert | Alter | Delete | Compact, ...]
 
     def describe(self) -> str:
         return "\n".join([self.create.describe(), *(op.describe() for op in self.ops)])
@@ -460,9 +806,60 @@ class Profile:
     max_alters: int = 5
     max_rows: int = 3
     atomic: tuple[str, ...] = ATOMIC
+    #: DELETE FROM steps (refused on append tables)
+    deletes: bool = True
+    #: primary-key tables with merge engines (upserts of a few keys, deletes, compactions)
+    #: instead of append tables
+    merges: bool = False
+    #: merge engines to draw from (see MERGE_CONFIGS)
+    merge_configs: tuple[str, ...] = ()
+    compactions: bool = False
+    #: small numbers (sums never overflow; floats add exactly)
+    small_values: bool = False
+
+
+#: the merge-engine tables of the sequences: name → (table options, allowed atomic types,
+#: nested columns, retype to STRING)
+MERGE_CONFIGS: dict[str, tuple[dict[str, str], tuple[str, ...], bool, bool]] = {
+    "deduplicate": ({}, ATOMIC, True, True),
+    "deduplicate-ignore-delete": ({"ignore-delete": "true"}, ATOMIC, True, True),
+    "deduplicate-sequence-field": ({"sequence.field": "sq"}, ATOMIC, True, True),
+    "partial-update": ({"merge-engine": "partial-update"}, ATOMIC, True, True),
+    "partial-update-remove": ({"merge-engine": "partial-update",
+                               "partial-update.remove-record-on-delete": "true"}, ATOMIC, True,
+                              True),
+    "partial-update-ignore-delete": ({"merge-engine": "partial-update",
+                                      "ignore-delete": "true"}, ATOMIC, True, True),
+    "partial-update-sequence-group": ({"merge-engine": "partial-update"}, ATOMIC, True, True),
+    "partial-update-sequence-field": ({"merge-engine": "partial-update",
+                                       "partial-update.remove-record-on-delete": "true",
+                                       "sequence.field": "sq"}, ATOMIC, True, True),
+    "first-row": ({"merge-engine": "first-row", "first-row.ignore-delete": "true"}, ATOMIC,
+                  True, True),
+    "aggregation-sum": ({"merge-engine": "aggregation",
+                         "fields.default-aggregate-function": "sum"},
+                        ("INT", "BIGINT", "FLOAT", "DOUBLE"), False, False),
+    "aggregation-max": ({"merge-engine": "aggregation",
+                         "fields.default-aggregate-function": "max"}, ATOMIC, False, True),
+    "aggregation-min": ({"merge-engine": "aggregation",
+                         "fields.default-aggregate-function": "min"}, ATOMIC, False, True),
+    "aggregation-last-non-null": ({"merge-engine": "aggregation"}, ATOMIC, True, True),
+    "aggregation-last-value": ({"merge-engine": "aggregation",
+                                "fields.default-aggregate-function": "last_value"}, ATOMIC,
+                               True, True),
+    "aggregation-first-value": ({"merge-engine": "aggregation",
+                                 "fields.default-aggregate-function": "first_value"}, ATOMIC,
+                                True, True),
+}
+KEY = "id"
+SEQ = "sq"
+GROUP = "g"
+KEYS = (0, 1, 2, 3)
 
 
 FULL = Profile()
+MERGES = Profile(partitions=False, merges=True, merge_configs=tuple(MERGE_CONFIGS),
+                 small_values=True, max_inserts=4, max_alters=3, max_rows=4, compactions=True)
 TEMP_NAME = "tmp"
 
 
@@ -479,6 +876,11 @@ def _text(profile: Profile) -> st.SearchStrategy[str]:
 def values(t: MType, profile: Profile) -> st.SearchStrategy[Any]:
     if isinstance(t, MRow):
         inner: st.SearchStrategy[Any] = st.tuples(*[values(f.type, profile) for f in t.fields])
+    elif profile.small_values:
+        inner = {"INT": st.integers(-20, 20), "BIGINT": st.integers(-20, 20),
+                 "FLOAT": st.sampled_from((-1.5, 0.0, 0.25, 2.0, 7.5)),
+                 "DOUBLE": st.sampled_from((-2.5, 0.0, 0.5, 3.0, 1e3)),
+                 "STRING": st.text(alphabet="abé ", max_size=3)}[t]
     else:
         inner = {"INT": st.integers(-2**31, 2**31 - 1), "BIGINT": st.integers(-2**63, 2**63 - 1),
                  "FLOAT": st.floats(width=32, allow_nan=False, allow_infinity=False),
@@ -509,9 +911,12 @@ class _Gen:
     def __init__(self, draw: Any, profile: Profile) -> None:
         self.draw = draw
         self.p = profile
+        self.to_string = True
 
     def create(self) -> Create:
         d, p = self.draw, self.p
+        if p.merges:
+            return self.create_merge()
         n = d(st.integers(1, 4))
         names = d(st.lists(st.sampled_from(p.names), min_size=n, max_size=n, unique=True))
         cols = tuple((nm, _atomic_or_row(d, p)) for nm in names)
@@ -525,10 +930,57 @@ class _Gen:
             opts = (("cast.mode", d(st.sampled_from(CAST_MODES))),)
         return Create(cols, parts, opts)
 
+    def create_merge(self) -> Create:
+        """A primary-key table (key ``id`` INT) with one of the merge configurations; the
+        profile narrows to the types its aggregate function takes."""
+        from dataclasses import replace
+
+        d, p = self.draw, self.p
+        config = d(st.sampled_from(p.merge_configs))
+        opts, atomic, nested, to_string = MERGE_CONFIGS[config]
+        self.p = p = replace(p, atomic=atomic, nested=nested and p.nested)
+        self.to_string = to_string
+        n = d(st.integers(1, 3))
+        names = d(st.lists(st.sampled_from(p.names), min_size=n, max_size=n, unique=True))
+        cols = [(nm, _atomic_or_row(d, p)) for nm in names]
+        cols.insert(d(st.integers(0, len(cols))), (KEY, "INT"))
+        if "sequence.field" in opts:
+            cols.insert(d(st.integers(0, len(cols))), (SEQ, "INT"))
+        options = {"bucket": str(d(st.integers(1, 2))), **opts}
+        if config == "partial-update-sequence-group":
+            members = d(st.lists(st.sampled_from(names), min_size=1, max_size=len(names),
+                                 unique=True))
+            cols.insert(d(st.integers(0, len(cols))), (GROUP, "INT"))
+            options[f"fields.{GROUP}.sequence-group"] = ",".join(members)
+        if p.options and d(st.booleans()):
+            options["cast.mode"] = d(st.sampled_from(CAST_MODES))
+        return Create(tuple(cols), (), tuple(sorted(options.items())), (KEY,))
+
+    def delete(self, model: TableModel) -> Delete:
+        d = self.draw
+        s = model.schema
+        which = d(st.integers(0, 4))
+        where: Where | None = None
+        if which == 1:
+            where = Where(KEY, "=", (d(st.sampled_from(KEYS)),))
+        elif which == 2:
+            where = Where(KEY, "IN", tuple(d(st.lists(st.sampled_from(KEYS), min_size=1,
+                                                      max_size=2, unique=True))))
+        elif which == 3:
+            where = Where(KEY, ">=", (d(st.sampled_from(KEYS)),))
+        elif which == 4:
+            cols = [f.name for f in s.fields if isinstance(f.type, str)
+                    and f.name not in s.protected]
+            if cols:
+                where = Where(d(st.sampled_from(cols)), "IS NULL")
+        return Delete(where, self.p.sql and d(st.booleans()))
+
     def rows(self, model: TableModel) -> tuple[tuple[Any, ...], ...]:
         s = model.schema
         n = self.draw(st.integers(1, self.p.max_rows))
         strategies = [(_partition_values(f.type, self.p) if f.name in s.partition_keys
+                       else st.sampled_from(KEYS) if f.name in (*s.primary_keys, SEQ)
+                       else st.none() | st.sampled_from(KEYS) if f.name == GROUP
                        else values(f.type, self.p)) for f in s.fields]
         return tuple(self.draw(st.tuples(*strategies)) for _ in range(n))
 
@@ -542,7 +994,7 @@ class _Gen:
         d, p = self.draw, self.p
         s = model.schema
         names = [f.name for f in fields]
-        free_cols = [f.name for f in fields if f.name not in s.partition_keys]
+        free_cols = [f.name for f in fields if f.name not in s.protected]
         rows = [f for f in fields if isinstance(f.type, MRow)]
         kinds = ["add", "add_at", "rename"]
         if len(free_cols) >= 1 and len(fields) > 1:
@@ -597,7 +1049,8 @@ class _Gen:
         if kind == "retype":
             cands = [f for f in fields if f.type in ("INT", "FLOAT") and f.name in free_cols]
             f = d(st.sampled_from(cands))
-            targets = [b for (a, b) in CASTS if a == f.type]
+            targets = [b for (a, b) in CASTS if a == f.type
+                       and (self.to_string or b != "STRING")]
             if options.get("cast.mode") == "implicit" and not p.negative:
                 targets = [b for b in targets if CASTS[(f.type, b)] == "implicit"]
             to = d(st.sampled_from(targets))
@@ -692,9 +1145,28 @@ class _Gen:
         model = TableModel(create)
         n_ins = d(st.integers(1, p.max_inserts))
         n_alt = d(st.integers(0, p.max_alters))
-        plan = d(st.permutations(["I"] * n_ins + ["A"] * n_alt))
-        ops: list[Insert | Alter] = []
+        n_del = 0
+        if p.merges and MergeSpec.of(model.schema).deletes:
+            n_del = d(st.integers(0, 2))
+        elif p.deletes and not p.merges and d(st.integers(0, 9)) == 0:
+            n_del = 1  # refused: append tables are insert-only
+        n_compact = d(st.integers(0, 2)) if p.merges and p.compactions else 0
+        plan = d(st.permutations(["I"] * n_ins + ["A"] * n_alt + ["D"] * n_del
+                                 + ["C"] * n_compact))
+        ops: list[Insert | Alter | Delete | Compact] = []
         for step in plan:
+            if step == "D":
+                dl = self.delete(model)
+                try:
+                    model.delete(dl.where)
+                except Refused:
+                    pass
+                ops.append(dl)
+                continue
+            if step == "C":
+                model.compact()
+                ops.append(Compact(p.sql and d(st.booleans())))
+                continue
             if step == "I":
                 ins = Insert(self.rows(model), p.sql and d(st.integers(0, 3)) == 0)
                 model.insert(ins.rows)
@@ -728,6 +1200,10 @@ class Stats:
     rows: int = 0
     alters: int = 0
     refused: int = 0
+    deletes: int = 0
+    deletes_refused: int = 0
+    compactions: int = 0
+    engines: dict[str, int] = field(default_factory=dict)
     reads: int = 0
     pypaimon_reads: int = 0
     spark_jobs: int = 0
@@ -786,9 +1262,27 @@ class SequenceRun:
 
         self.table = self.wh.create_table(
             TableName("default", self.name), [ColumnSpec(n, dtype(t)) for n, t in c.columns],
-            partition_keys=list(c.partition_keys), options=dict(c.options))
+            partition_keys=list(c.partition_keys), primary_keys=list(c.primary_keys),
+            options=dict(c.options))
         t = self.table
+        if c.primary_keys:
+            spec = MergeSpec.of(self.model.schema)
+            label = spec.engine + (f" {spec.default_aggregate}"
+                                   if spec.engine == "aggregation" else "")
+            STATS.engines[label] = STATS.engines.get(label, 0) + 1
         for op in self.seq.ops:
+            if isinstance(op, Compact):
+                if op.via_sql:
+                    self.wh.sql("CALL sys.compact(table => "
+                                f"{sql_string('default.' + self.name)})")
+                else:
+                    t.compact()
+                self.model.compact()
+                STATS.compactions += 1
+                continue
+            if isinstance(op, Delete):
+                self.delete(op)
+                continue
             if isinstance(op, Insert):
                 if op.via_sql:
                     s = self.model.schema
@@ -838,6 +1332,30 @@ class SequenceRun:
         STATS.sequences += 1
         return self
 
+    def delete(self, op: Delete) -> None:
+        STATS.deletes += 1
+        try:
+            self.model.delete(op.where)
+            predicted = None
+        except Refused as e:
+            predicted = str(e)
+        try:
+            if op.via_sql:
+                self.wh.sql(f"DELETE FROM {table_sql('default', self.name)}"
+                            + (f" WHERE {op.where.sql()}" if op.where else ""))
+            else:
+                self.table.delete_where(op.where.sql() if op.where else None)
+            error = None
+        except SchemaLabError as e:
+            error = e
+        if predicted is None and error is not None:
+            raise self.fail(f"{op.describe()} was refused but the model accepts it: {error}")
+        if predicted is not None:
+            STATS.deletes_refused += 1
+            if error is None:
+                raise self.fail(f"{op.describe()} was accepted but the model refuses it "
+                                f"({predicted})")
+
     def check_metadata(self) -> None:
         """Schema versions, field ids and snapshots against the model (no Spark)."""
         t, m = self.table, self.model
@@ -867,7 +1385,7 @@ class SequenceRun:
             if real_snap.schema_id != want_snap.schema_index:
                 raise self.fail(f"snapshot {real_snap.id} has schema {real_snap.schema_id}, "
                                 f"expected {want_snap.schema_index}")
-            if real_snap.total_record_count != total:
+            if not m.schema.primary_keys and real_snap.total_record_count != total:
                 raise self.fail(f"snapshot {real_snap.id} counts {real_snap.total_record_count} "
                                 f"rows, expected {total}")
 
