@@ -158,6 +158,11 @@ def jupyterlab(notebooks: Path, tmp_path: Path) -> Iterator[Lab]:
     notification = jdirs["JUPYTERLAB_SETTINGS_DIR"] / "@jupyterlab" / "apputils-extension"
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    # every cell in the DOM: JupyterLab 4 attaches only the cells in view by default, so a
+    # figure further down would be "missing" until scrolled to
+    tracker = jdirs["JUPYTERLAB_SETTINGS_DIR"] / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     env = {**os.environ, **{k: str(v) for k, v in jdirs.items()}, "PYTHONUNBUFFERED": "1"}
     port, token = _free_port(), secrets.token_hex(16)
     lab = Lab(url=f"http://127.0.0.1:{port}/", token=token, log=tmp_path / "jupyterlab.log")
