@@ -385,7 +385,8 @@ STORED_JS = """
   stderr: document.querySelectorAll(
     '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]').length,
   plots: document.querySelectorAll('.js-plotly-plot').length,
-  images: document.querySelectorAll('.jp-RenderedImage img').length,
+  // the PNG: JupyterLab's image renderer, or plotly's own renderer drawing it untrusted
+  images: document.querySelectorAll('.jp-RenderedImage img, .jp-RenderedPlotly img').length,
 })
 """
 
