@@ -22,6 +22,7 @@ from schemalab.widgets.common import (
 )
 from schemalab.widgets.figures import diff_html, lineage_figure
 
+from schemalab import sql
 from schemalab.table import Table
 from schemalab.warehouse import Warehouse
 
@@ -51,11 +52,10 @@ class AlterStepper(ReadableWidget, W.VBox):
     exactly as it was before the last step (from a copy taken before the step ran)."""
 
     def __init__(self, warehouse: Warehouse, statements: str | Sequence[str]) -> None:
-        from schemalab import sql
-
         self.warehouse = warehouse
         self.statements = (sql.split_statements(statements) if isinstance(statements, str)
                            else [s for s in statements if s.strip()])
+        self._statements: dict[int, sql.Statement | Exception] = {}
         self._checkpoints = tempfile.mkdtemp(prefix="schemalab-stepper-")
         self._save(0)
         self.position = 0
@@ -112,10 +112,11 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.status.value = progress_html(f"running {' '.join(first)} …")
         self.last_error = None
         try:
-            self.warehouse.execute_sql(text)
+            # parsed once per statement (a 1,000-row INSERT costs more to parse than to run)
+            self.warehouse.execute(self._parsed(self.position))
         except Exception as err:  # shown in the widget: a refused ALTER is a lesson too
             self.last_error = err
-        self.focus = self._table_of(text) or self.focus
+        self.focus = self._table_of(self.position) or self.focus
         self.position += 1
         self._save(self.position)
         self._render()
@@ -144,11 +145,21 @@ class AlterStepper(ReadableWidget, W.VBox):
 
     # ---- what is shown -----------------------------------------------------------------------
 
-    def _table_of(self, text: str) -> str | None:
-        from schemalab import sql
+    def _parsed(self, position: int) -> sql.Statement:
+        """Statement ``position``, parsed once (a SqlError is kept and raised again)."""
+        if position not in self._statements:
+            try:
+                self._statements[position] = sql.parse_statement(self.statements[position])
+            except Exception as err:
+                self._statements[position] = err
+        stmt = self._statements[position]
+        if isinstance(stmt, Exception):
+            raise stmt
+        return stmt
 
+    def _table_of(self, position: int) -> str | None:
         try:
-            stmt = sql.parse_statement(text)
+            stmt = self._parsed(position)
         except Exception:
             return None
         name = getattr(stmt, "name", None)
@@ -159,8 +170,8 @@ class AlterStepper(ReadableWidget, W.VBox):
         return None if name is None else name.qualified()
 
     def _focus_at(self, position: int) -> str | None:
-        for text in reversed(self.statements[:position]):
-            name = self._table_of(text)
+        for before in reversed(range(position)):
+            name = self._table_of(before)
             if name:
                 return name
         return None
