@@ -177,6 +177,10 @@ class _TreeLoader:
             out.append(SnapshotChange(sid, tuple(self._file_node(e) for e in added),
                                       tuple(self._file_node(e) for e in removed), live))
             prev_id = sid
+        if prev_id is not None and len(snapshot_ids) > 1:
+            # the newest base list is what every read of today's table starts from: a damaged
+            # one is named here too, not only when the table is read
+            self.reader.read_list("base", self.snapshots.get(prev_id).base_manifest_list)
         return out
 
     def __call__(self, snapshot_id: int) -> SnapshotNode:
