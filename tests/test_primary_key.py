@@ -293,9 +293,11 @@ def test_explain_read_says_which_row_won_and_the_tree_shows_keys_and_levels(
     assert ranges == [((1,), (1,), 2, 2, 0), ((1,), (2,), 0, 1, 0), ((2,), (2,), 3, 3, 0)]
     from schemalab.widgets.figures import snapshot_tree_figure
 
-    hovers = snapshot_tree_figure(tree).data[0].hovertext
+    fig = snapshot_tree_figure(tree)
+    hovers = [h for d in fig.data if d.hovertext is not None
+              for h in ([d.hovertext] if isinstance(d.hovertext, str) else d.hovertext)]
     assert any("level 0, keys [1 … 2], sequence numbers 0–1" in h for h in hovers)
-    from schemalab.cli import history_text
+    from schemalab.render.history_text import history_text
 
     lines = history_text(t.history()).splitlines()
     assert any(" level 0 keys (1)..(2) seq 0..1" in x and "schema 0 2 rows" in x for x in lines)

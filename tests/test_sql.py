@@ -103,12 +103,15 @@ def test_rename_and_drop_table(tmp_path: Path) -> None:
         wh.sql("DROP TABLE b")
 
 
-def test_call_is_read_but_refused_clearly(tmp_path: Path) -> None:
+def test_other_procedures_are_read_but_refused_clearly(tmp_path: Path) -> None:
     wh = sl.Warehouse(tmp_path)
     wh.sql("CREATE TABLE db.t (id INT)")
-    with pytest.raises(SqlError, match="CALL sys.compact is read but not run") as e:
-        wh.sql("CALL sys.compact(table => 'db.t', order_strategy => 'zorder')")
+    with pytest.raises(SqlError, match="Unsupported procedure: CALL sys.expire_snapshots") as e:
+        wh.sql("CALL sys.expire_snapshots(table => 'db.t', retain_max => 2)")
     assert e.value.rule == "unsupported-statement" and e.value.table == "db.t"
+    with pytest.raises(SqlError, match="unknown argument bogus") as e:
+        wh.sql("CALL sys.compact(table => 'db.t', bogus => 1)")
+    assert e.value.rule == "compact-arguments"
     assert not wh.spark_started
     assert [s.id for s in wh.table("db.t").schemas] == [0]
 
