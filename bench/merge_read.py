@@ -43,6 +43,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import evolved_read  # bench/ is the script's directory: run as python bench/merge_read.py
+from evolved_read import aggregate, load
+
 GENERATOR_VERSION = 1
 FILES = 4  # inserts of the initial rows (spark.range partitions: one file per bucket each)
 BUCKETS = 4
@@ -50,42 +53,12 @@ UPSERT_EVERY = 10  # every tenth key is upserted at the end
 TARGET = 1.5
 
 
-def aggregate(df: Any) -> list[Any]:
-    """Count, and count and max of every column."""
-    from pyspark.sql import functions as F
+class JvmCpu(evolved_read.JvmCpu):
+    """CPU seconds of the Spark driver JVM (NaN where unknown, so differences stay numbers)."""
 
-    exprs = [F.count(F.lit(1)).alias("_rows")]
-    for c in df.columns:
-        q = "`" + c.replace("`", "``") + "`"
-        exprs += [F.count(F.col(q)).alias(f"n_{c}"), F.max(F.col(q)).alias(f"max_{c}")]
-    return list(df.agg(*exprs).collect()[0])
-
-
-def load() -> str:
-    try:
-        return " ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:  # pragma: no cover
-        return "?"
-
-
-class JvmCpu:
-    """CPU seconds of the Spark driver JVM (local mode runs the tasks too), from /proc."""
-
-    def __init__(self, spark: Any) -> None:
-        self.stat: str | None = None
-        try:
-            pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-            self.stat = f"/proc/{pid}/stat"
-            self.tick = os.sysconf("SC_CLK_TCK")
-        except Exception:  # noqa: BLE001 - no /proc or py4j: no CPU figure
-            self.stat = None
-
-    def __call__(self) -> float:
-        if self.stat is None:
-            return float("nan")
-        with open(self.stat) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / self.tick
+    def __call__(self) -> float:  # type: ignore[override]
+        seconds = super().__call__()
+        return float("nan") if seconds is None else seconds
 
 
 @dataclass
