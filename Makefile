@@ -94,7 +94,9 @@ notebooks: check-java $(STAMP)
 # FLIP-226 example and a primary-key table: the dependency list alone makes a working install.
 INSTALL_VENV ?= /tmp/schemalab-install-check
 test-install: check-java
-	rm -rf $(INSTALL_VENV)
+	# setuptools builds in ./build and never empties it: a module since moved (engine/merge.py
+	# became a package) would be installed beside its successor
+	rm -rf $(INSTALL_VENV) build
 	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
 	  $$PYBIN -m venv $(INSTALL_VENV)
 	$(INSTALL_VENV)/bin/python -m pip install --quiet .
