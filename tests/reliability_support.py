@@ -1319,14 +1319,8 @@ class SequenceRun:
                 error = None
             except SchemaLabError as e:
                 error = e
-            if predicted is None and error is not None:
-                raise self.fail(f"{op.describe()} was refused but the model accepts it: "
-                                f"{error}")
-            if predicted is not None:
+            if self.agree(op.describe(), predicted, error):
                 STATS.refused += 1
-                if error is None:
-                    raise self.fail(f"{op.describe()} was accepted but the model refuses it "
-                                    f"({predicted})")
         STATS.seconds_writing += time.perf_counter() - t0
         self.check_metadata()
         STATS.sequences += 1
@@ -1348,13 +1342,17 @@ class SequenceRun:
             error = None
         except SchemaLabError as e:
             error = e
-        if predicted is None and error is not None:
-            raise self.fail(f"{op.describe()} was refused but the model accepts it: {error}")
-        if predicted is not None:
+        if self.agree(op.describe(), predicted, error):
             STATS.deletes_refused += 1
-            if error is None:
-                raise self.fail(f"{op.describe()} was accepted but the model refuses it "
-                                f"({predicted})")
+
+    def agree(self, what: str, predicted: str | None, error: SchemaLabError | None) -> bool:
+        """Whether the model refused ``what`` (its reason ``predicted``), after checking that
+        schemalab refused it too (``error``) or accepted it too."""
+        if predicted is None and error is not None:
+            raise self.fail(f"{what} was refused but the model accepts it: {error}")
+        if predicted is not None and error is None:
+            raise self.fail(f"{what} was accepted but the model refuses it ({predicted})")
+        return predicted is not None
 
     def check_metadata(self) -> None:
         """Schema versions, field ids and snapshots against the model (no Spark)."""

@@ -60,45 +60,36 @@ def wh(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     yield sl.Warehouse(tmp_path_factory.mktemp("pypaimon-model"), spark=spark)
 
 
-@pytest.mark.timeout(3600)
-def test_pypaimon_reads_random_sequences_as_the_model(wh: Any) -> None:
+def _compare_with_pypaimon(wh: Any, label: str, prefix: str, seed_value: int,
+                           examples: int, profile: Profile, **extra: Any) -> None:
+    """``examples`` random sequences of ``profile`` run against schemalab, each snapshot's
+    read compared with pypaimon's."""
     ran: list[str] = []
     problems: list[str] = []
 
-    @seed(SEED)
-    @settings(max_examples=SEQUENCES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck), print_blob=True)
-    @given(sequences(PYPAIMON))
+    @seed(seed_value)
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck), print_blob=True, **extra)
+    @given(sequences(profile))
     def check(seq: Any) -> None:
-        run = SequenceRun(wh, f"p{next(_names)}", seq).execute()
+        run = SequenceRun(wh, f"{prefix}{next(_names)}", seq).execute()
         found = pypaimon_problems(run)
         if found:
             problems.append(f"{run.name}:\n" + "\n".join(found) + "\n" + seq.describe())
         ran.append(run.name)
 
     check()
-    print(f"\npypaimon: {len(ran)} sequences, {STATS.pypaimon_reads} reads compared")
+    print(f"\n{label}: {len(ran)} sequences, {STATS.pypaimon_reads} reads compared")
     assert not problems, "\n\n".join(problems[:3])
-    assert len(ran) >= SEQUENCES
+    assert len(ran) >= examples
+
+
+@pytest.mark.timeout(3600)
+def test_pypaimon_reads_random_sequences_as_the_model(wh: Any) -> None:
+    _compare_with_pypaimon(wh, "pypaimon", "p", SEED, SEQUENCES, PYPAIMON)
 
 
 @pytest.mark.timeout(3600)
 def test_pypaimon_reads_random_merge_sequences_as_the_model(wh: Any) -> None:
-    ran: list[str] = []
-    problems: list[str] = []
-
-    @seed(SEED + 1)
-    @settings(max_examples=MERGE_SEQUENCES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck), print_blob=True, phases=PHASES)
-    @given(sequences(PYPAIMON_MERGES))
-    def check(seq: Any) -> None:
-        run = SequenceRun(wh, f"pm{next(_names)}", seq).execute()
-        found = pypaimon_problems(run)
-        if found:
-            problems.append(f"{run.name}:\n" + "\n".join(found) + "\n" + seq.describe())
-        ran.append(run.name)
-
-    check()
-    print(f"\npypaimon merges: {len(ran)} sequences, {STATS.pypaimon_reads} reads compared")
-    assert not problems, "\n\n".join(problems[:3])
-    assert len(ran) >= MERGE_SEQUENCES
+    _compare_with_pypaimon(wh, "pypaimon merges", "pm", SEED + 1, MERGE_SEQUENCES,
+                           PYPAIMON_MERGES, phases=PHASES)
