@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import SchemaLabError
 from schemalab.types.casts import alters_values
@@ -108,37 +109,44 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def _rebuild(t: st.DataType, leaf: Callable[[st.DataType], st.DataType],
+             metadata: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+             nullable: bool | None = None) -> st.DataType:
+    """``t`` rebuilt through its structs, arrays and maps: each leaf type through ``leaf``,
+    each struct field's metadata through ``metadata``, and every nested nullability set to
+    ``nullable`` (None: kept)."""
+    from pyspark.sql import types as st
+
+    def keep(flag: bool) -> bool:
+        return flag if nullable is None else nullable
+
+    def again(inner: st.DataType) -> st.DataType:
+        return _rebuild(inner, leaf, metadata, nullable)
+
+    if isinstance(t, st.StructType):
+        return st.StructType([st.StructField(f.name, again(f.dataType), keep(f.nullable),
+                                             metadata(f.metadata)) for f in t.fields])
+    if isinstance(t, st.ArrayType):
+        return st.ArrayType(again(t.elementType), keep(t.containsNull))
+    if isinstance(t, st.MapType):
+        return st.MapType(again(t.keyType), again(t.valueType), keep(t.valueContainsNull))
+    return leaf(t)
+
+
+def _same(t: st.DataType) -> st.DataType:
+    return t
+
+
 def all_nullable(t: st.DataType) -> st.DataType:
     """``t`` with every nested field, array element and map value nullable. Spark reads every
     file column as nullable, and a cast may not turn a nullable ARRAY element / MAP value /
     ROW field into a NOT NULL one."""
-    from pyspark.sql import types as st
-
-    if isinstance(t, st.StructType):
-        return st.StructType([st.StructField(f.name, all_nullable(f.dataType), True, f.metadata)
-                              for f in t.fields])
-    if isinstance(t, st.ArrayType):
-        return st.ArrayType(all_nullable(t.elementType), True)
-    if isinstance(t, st.MapType):
-        return st.MapType(all_nullable(t.keyType), all_nullable(t.valueType), True)
-    return t
+    return _rebuild(t, _same, nullable=True)
 
 
 def without_ids(t: st.DataType) -> st.DataType:
     """``t`` without Parquet field ids on nested fields (a read by name)."""
-    from pyspark.sql import types as st
-
-    if isinstance(t, st.StructType):
-        return st.StructType([
-            st.StructField(f.name, without_ids(f.dataType), f.nullable,
-                           {k: v for k, v in f.metadata.items() if k != FIELD_ID_KEY})
-            for f in t.fields])
-    if isinstance(t, st.ArrayType):
-        return st.ArrayType(without_ids(t.elementType), t.containsNull)
-    if isinstance(t, st.MapType):
-        return st.MapType(without_ids(t.keyType), without_ids(t.valueType),
-                          t.valueContainsNull)
-    return t
+    return _rebuild(t, _same, lambda m: {k: v for k, v in m.items() if k != FIELD_ID_KEY})
 
 
 def orc_read_type(t: st.DataType) -> st.DataType:
@@ -147,14 +155,7 @@ def orc_read_type(t: st.DataType) -> st.DataType:
     session's UTC, is the file's wall time."""
     from pyspark.sql import types as st
 
-    if isinstance(t, st.TimestampNTZType):
-        return st.TimestampType()
-    if isinstance(t, st.StructType):
-        return st.StructType([st.StructField(f.name, orc_read_type(f.dataType), f.nullable,
-                                             f.metadata) for f in t.fields])
-    if isinstance(t, st.ArrayType):
-        return st.ArrayType(orc_read_type(t.elementType), t.containsNull)
-    if isinstance(t, st.MapType):
-        return st.MapType(orc_read_type(t.keyType), orc_read_type(t.valueType),
-                          t.valueContainsNull)
-    return t
+    def leaf(inner: st.DataType) -> st.DataType:
+        return st.TimestampType() if isinstance(inner, st.TimestampNTZType) else inner
+
+    return _rebuild(t, leaf)
