@@ -49,7 +49,10 @@ class FullWidthFigure(W.Box):
     def __init__(self, fig: go.Figure) -> None:
         # A FigureWidget, not display() inside an Output widget: Output capture depends on
         # the front end (nbval's kernel client has none); a widget view renders everywhere.
-        self.widget = go.FigureWidget(fig)
+        # _validate=False here and where the figures' traces are built: plotly checks every
+        # value in Python, a third of the Explorer's time on a 1,000-version table; the
+        # values are ours, and the browser tests render every figure
+        self.widget = go.FigureWidget(fig, _validate=False)
         super().__init__([self.widget], layout=W.Layout(width="100%", display="block"))
         self.add_class("sl-figure")
 

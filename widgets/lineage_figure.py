@@ -102,7 +102,7 @@ def draw_lineage(layout: LineageLayout, name: str, *, x: XAxis = "version",
             traces.append(_event_points(kind, cells, layout, xpos))
     traces.extend(_labels(labels, xpos))
     traces.extend(_connector_traces(layout, xpos))
-    fig = go.Figure(data=traces)
+    fig = go.Figure(_validate=False, data=traces)
     n_rows = max(len(layout.rows), 1)
     height = TOP_PX + BOTTOM_PX + ROW_PX * n_rows
     title = f"{name}: field lineage by id"
@@ -179,8 +179,8 @@ def _life_lines(layout: LineageLayout, xpos: Any,
         if end > start or (end == start and not gaps.get(r.row)):
             xs += [xpos(start), xpos(end), None]
             ys += [r.row, r.row, None]
-    return go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=EVENT_COLORS["unchanged"],
-                                                          width=2),
+    return go.Scatter(_validate=False, x=xs, y=ys, mode="lines",
+                      line=dict(color=EVENT_COLORS["unchanged"], width=2),
                       hoverinfo="skip", showlegend=False, name="life")
 
 
@@ -206,7 +206,8 @@ def _hover(c: Cell, layout: LineageLayout) -> str:
 def _unchanged_points(layout: LineageLayout, xpos: Any, covered: set[tuple[int, int]]
                       ) -> go.Scatter:
     cells = [c for c in layout.cells if c.kind == "unchanged" and (c.row, c.col) not in covered]
-    return go.Scatter(x=[xpos(c.col) for c in cells], y=[c.row for c in cells], mode="markers",
+    return go.Scatter(_validate=False, x=[xpos(c.col) for c in cells],
+                      y=[c.row for c in cells], mode="markers",
                       marker=dict(size=5, color=EVENT_COLORS["unchanged"]),
                       hovertext=[_hover(c, layout) for c in cells], hoverinfo="text",
                       name="unchanged", legendrank=900)
@@ -214,7 +215,7 @@ def _unchanged_points(layout: LineageLayout, xpos: Any, covered: set[tuple[int, 
 
 def _event_points(kind: str, cells: list[Cell], layout: LineageLayout, xpos: Any
                   ) -> go.Scatter:
-    return go.Scatter(x=[xpos(c.col) for c in cells], y=[c.row for c in cells],
+    return go.Scatter(_validate=False, x=[xpos(c.col) for c in cells], y=[c.row for c in cells],
                       mode="markers", name=EVENT_LABELS[kind],
                       marker=dict(size=11 if kind != "dropped" else 12, symbol=SYMBOLS[kind],
                                   color=EVENT_COLORS[kind],
@@ -255,7 +256,7 @@ def _labels(labels: list[tuple[Cell, str, float]], xpos: Any) -> list[go.Scatter
     out = []
     for first, color in ((True, "#6e7781"), (False, "#1f2328")):
         part = [(c, t) for c, t, _ in labels if (c.col == 0 and c.kind == "added") == first]
-        out.append(go.Scatter(
+        out.append(go.Scatter(_validate=False,
             x=[xpos(c.col) for c, _ in part], y=[c.row for c, _ in part], mode="text",
             text=["\u2002\u2009" + _esc(t) for _, t in part], textposition="middle right",
             textfont=dict(size=10, color=color, shadow=HALO), hoverinfo="skip",
@@ -288,9 +289,11 @@ def _connector_traces(layout: LineageLayout, xpos: Any) -> list[go.Scatter]:
             ht.append(f"<b>{_esc(title)}</b><br>" + (
                 f"fields {k.from_field} and {k.to_field}: {_esc(k.name)}" if kind == "swap"
                 else f"`{_esc(k.name)}` was field {k.from_field}, then field {k.to_field}"))
-        out.append(go.Scatter(x=xs, y=ys, mode="lines", name=title, legendgroup=kind,
+        out.append(go.Scatter(_validate=False, x=xs, y=ys, mode="lines", name=title,
+                              legendgroup=kind,
                               line=dict(color=color, width=1.5, dash=dash), hoverinfo="skip"))
-        out.append(go.Scatter(x=hx, y=hy, mode="markers", legendgroup=kind, showlegend=False,
+        out.append(go.Scatter(_validate=False, x=hx, y=hy, mode="markers", legendgroup=kind,
+                              showlegend=False,
                               marker=dict(size=9, color=color, symbol="circle-open"),
                               hovertext=ht, hoverinfo="text", name=title))
     return out

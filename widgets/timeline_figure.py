@@ -108,7 +108,7 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
           if it.kind == "snapshot"]
     keep_v = _spaced([pos[k] * px for k, _, _ in sv], 20)
     keep_s = _spaced([pos[k] * px for k, _, _ in ss], 30)
-    fig.add_trace(go.Scatter(
+    fig.add_trace(go.Scatter(_validate=False,
         x=[xx for _, xx, _ in sv], y=[1] * len(sv), mode="markers+text",
         name="schema version",
         text=[str(it.schema_id) if n in keep_v else "" for n, (_, _, it) in enumerate(sv)],
@@ -119,7 +119,7 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
         hovertext=[_version_hover(it.version, show_times) for _, _, it in sv if it.version],
         hoverinfo="text"), row=1, col=1)
     if ss:
-        fig.add_trace(go.Scatter(
+        fig.add_trace(go.Scatter(_validate=False,
             x=[xx for _, xx, _ in ss], y=[0] * len(ss), mode="markers+text", name="snapshot",
             text=[_esc(snapshot_label(it.snapshot)) if it.snapshot and n in keep_s else ""
                   for n, (_, _, it) in enumerate(ss)],
@@ -144,7 +144,8 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
                           + "<br>".join(_esc(ev.describe()) for ev in evs[:10])
                           + (f"<br>… {len(evs) - 10} more" if len(evs) > 10 else ""))
         if bx:
-            fig.add_trace(go.Bar(x=bx, y=by, name=label, marker_color=EVENT_COLORS[kind],
+            fig.add_trace(go.Bar(_validate=False, x=bx, y=by, name=label,
+                                 marker_color=EVENT_COLORS[kind],
                                  hovertext=bh, hoverinfo="text"),
                           row=2, col=1)
     created = f"created with {len(versions[0].fields)} fields" if versions else "no schema"

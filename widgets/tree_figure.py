@@ -165,7 +165,7 @@ def _layout(node: SnapshotNode, max_files: int) -> list[_Box]:
 
 def _bar(boxes: list[_Box], name: str, color: str | list[str], text_color: str | list[str],
          *, showlegend: bool, pattern: str = "") -> go.Bar:
-    return go.Bar(
+    return go.Bar(_validate=False,
         orientation="h", name=name, showlegend=showlegend,
         y=[b.top + b.span / 2 for b in boxes], width=[b.span - 0.1 for b in boxes],
         base=[LEVELS[b.level][0] for b in boxes], x=[LEVELS[b.level][1] * 0.985 for b in boxes],
@@ -211,7 +211,7 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "", *, newest_schema: 
     more = [b for b in boxes if b.group == "more"]
     if more:
         traces.append(_bar(more, "more", "#f6f8fa", "#57606a", showlegend=False))
-    fig = go.Figure(data=[t for t in traces if len(t.y)])
+    fig = go.Figure(_validate=False, data=[t for t in traces if len(t.y)])
     units = max((b.top + b.span for b in boxes), default=1)
     sub = (f"{_esc(node.kind)}, schema {node.schema_id}, {rows_text(node.record_count)}"
            + (f" — {_esc(node.record_count_text)}" if node.record_count_text else "")

@@ -34,6 +34,7 @@ from schemalab.widgets.tree_figure import reads_text, rows_text
 
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
+from schemalab.history.versions import gc_paused
 from schemalab.render.html import render_history_html
 from schemalab.render.lineage_layout import lineage_layout
 from schemalab.render.tables import html_table
@@ -339,11 +340,15 @@ class Explorer(ReadableWidget, W.Tab):
         except Exception as err:
             children = [W.HTML(error_html(err)) for _ in self.PAGES]
         else:
-            for _, cls in self.PAGES:
-                try:
-                    children.append(cls(table, self.history))
-                except Exception as err:
-                    children.append(W.HTML(error_html(err)))
+            # the pages' layouts and figures are tens of thousands of small objects that all
+            # stay alive: collector passes over them freed nothing and took a third of the
+            # time on a 1,000-version table (bench/interactive.py)
+            with gc_paused():
+                for _, cls in self.PAGES:
+                    try:
+                        children.append(cls(table, self.history))
+                    except Exception as err:
+                        children.append(W.HTML(error_html(err)))
         super().__init__(children=children, layout=W.Layout(width="100%"))
         for i, (title, _) in enumerate(self.PAGES):
             self.set_title(i, title)

@@ -42,7 +42,7 @@ from schemalab.history.names import unknown_name_hint
 from schemalab.history.paimon import paimon_history
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
-from schemalab.paimon.primary_key import check_readable
+from schemalab.paimon.primary_key import check_readable, file_key_range, key_range_ordered
 from schemalab.paimon.scan import BucketDirs, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
@@ -239,6 +239,8 @@ class Table:
                 min_sequence_number=e.file.min_sequence_number,
                 max_sequence_number=e.file.max_sequence_number,
                 delete_row_count=e.file.delete_row_count,
+                key_range=file_key_range(e.file.min_key, e.file.max_key, s)
+                if s.primary_keys and key_range_ordered(s) else None,
                 format=_file_format(e.file.file_name, s), deletes=deletes))
         return out
 

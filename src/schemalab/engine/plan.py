@@ -109,6 +109,9 @@ class DataFile:
     format: FileFormat = "parquet"
     #: primary-key files: how many -U/-D rows the file holds (None: not recorded)
     delete_row_count: int | None = None
+    #: primary-key files: the first and last key, when recorded and ordered as Paimon
+    #: orders keys (lets the merge read pass over files whose keys no other file holds)
+    key_range: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
     #: rows deleted by position (several sources may name the same row)
     deletes: tuple[PositionDeletes, ...] = ()
     #: Iceberg's data sequence number: which equality deletes apply (see EqualityDeletes)

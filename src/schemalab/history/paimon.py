@@ -33,6 +33,7 @@ from schemalab.paimon.index import (
     index_files,
 )
 from schemalab.paimon.manifest import FileKind, ManifestEntry
+from schemalab.paimon.primary_key import file_key_range
 from schemalab.paimon.scan import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
@@ -260,18 +261,8 @@ def describe_entry(table_path: str, e: ManifestEntry, file_schema: TableSchema,
     partition = dict(zip(file_schema.partition_keys, values, strict=True))
     path = (dirs or BucketDirs(table_path)).data_file_path(e, file_schema)
     stats = _stats_by_current_name(e, file_schema, current)
-    min_key = max_key = None
-    if file_schema.primary_keys and e.file.min_key and len(e.file.min_key) > 12:
-        # A file's key is the *trimmed* primary key, without the partition keys (Java's
-        # TableSchema.trimmedPrimaryKeys); decoding it with all primary keys failed, so every
-        # key range of a partitioned primary-key table showed as unknown.
-        trimmed = [k for k in file_schema.primary_keys if k not in file_schema.partition_keys]
-        key_types = [file_schema.type_of(k) for k in trimmed or file_schema.primary_keys]
-        try:
-            min_key = tuple(decode_row(e.file.min_key, key_types))
-            max_key = tuple(decode_row(e.file.max_key, key_types))
-        except ValueError:
-            min_key = max_key = None
+    key_range = file_key_range(e.file.min_key, e.file.max_key, file_schema)
+    min_key, max_key = key_range or (None, None)
     return FileNode(
         path=os.path.relpath(path, table_path), kind="ADD" if e.kind == FileKind.ADD
         else "DELETE", schema_id=e.file.schema_id, row_count=e.file.row_count,

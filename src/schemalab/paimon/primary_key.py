@@ -9,10 +9,13 @@ names of the schema it was written with), the trimmed primary key as ``_KEY_<pk>
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from schemalab.errors import SchemaLabError
+from schemalab.paimon.binaryrow import BinaryRowError, decode_row
 from schemalab.paimon.merge_options import MergeOptions, merge_options
 from schemalab.schema.table_schema import TableSchema
+from schemalab.types.model import AtomicType, TypeRoot
 
 KEY_PREFIX = "_KEY_"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -42,6 +45,44 @@ def trimmed_primary_keys(schema: TableSchema, table: str) -> list[str]:
             f"{_jlist(parts)}, this will result in only one record in a partition (table "
             f"{table})", table=table, rule="primary-key-partition")
     return trimmed
+
+
+#: key types whose Python values order as Paimon's key comparator orders them (FLOAT and
+#: DOUBLE do not: Java orders NaN above every number and -0.0 below 0.0)
+_ORDERED_ROOTS = frozenset(TypeRoot) - {TypeRoot.FLOAT, TypeRoot.DOUBLE, TypeRoot.VARIANT,
+                                         TypeRoot.NULL, TypeRoot.ARRAY, TypeRoot.MULTISET,
+                                         TypeRoot.MAP, TypeRoot.ROW}
+
+
+def file_key_range(min_key: bytes, max_key: bytes, schema: TableSchema
+                   ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """A primary-key file's first and last key (``_MIN_KEY``/``_MAX_KEY``), decoded with the
+    schema it was written with; None when unknown (no key recorded, or undecodable). A
+    file's key is the *trimmed* primary key, without the partition keys (Java's
+    ``TableSchema.trimmedPrimaryKeys``).
+
+    >>> from schemalab.paimon.binaryrow import encode_row
+    >>> from schemalab.schema import TableSchema
+    >>> from schemalab.types import INT, DataField
+    >>> s = TableSchema(0, [DataField(0, "id", INT())], 0, primary_keys=["id"])
+    >>> file_key_range(encode_row([3], [INT()]), encode_row([9], [INT()]), s)
+    ((3,), (9,))
+    """
+    if not schema.primary_keys or not min_key or len(min_key) <= 12:
+        return None
+    trimmed = [k for k in schema.primary_keys if k not in schema.partition_keys]
+    types = [schema.type_of(k) for k in trimmed or schema.primary_keys]
+    try:
+        return tuple(decode_row(min_key, types)), tuple(decode_row(max_key, types))
+    except (BinaryRowError, ValueError):
+        return None
+
+
+def key_range_ordered(schema: TableSchema) -> bool:
+    """Whether the decoded keys of ``schema``'s files compare as Paimon compares them."""
+    trimmed = [k for k in schema.primary_keys if k not in schema.partition_keys]
+    types = [schema.type_of(k) for k in trimmed or schema.primary_keys]
+    return all(isinstance(t, AtomicType) and t.root in _ORDERED_ROOTS for t in types)
 
 
 def _jlist(items: Sequence[str]) -> str:

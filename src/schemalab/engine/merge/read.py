@@ -5,15 +5,16 @@ others are read as they are; then retracting results are dropped, as Paimon's
 
 Two ways to bring the versions of a key together (``how``):
 
-``bucket``   (the default) as Paimon's reader: all versions of a key live in one bucket, so
-             the buckets to merge are split into a few task groups, each read (every file
-             evolved by its own schema first) and ``coalesce(1)``-ed into one Spark partition
-             — no shuffle. A single partition satisfies any clustering, so the merge
-             function's per-key window or aggregation runs in that task without an exchange;
-             the task groups run in parallel. Nothing but Spark expressions runs on executors.
-``shuffle``  the former way: every row to merge is shuffled by key (``newest`` and ``split``
-             buckets save part of that with broadcast joins). ``bench/merge_read.py``
-             measures both.
+``bucket``   (the default) as Paimon's reader, from the bucket plans: ``newest`` and
+             ``split`` buckets pass their base rows through by looking their keys up among
+             the broadcast keys of the few other files' rows (no shuffle, no sort);
+             ``full`` buckets are dealt into a few task groups, each read (every file
+             evolved by its own schema first) and ``coalesce(1)``-ed into one Spark
+             partition — a single partition satisfies any clustering, so the merge
+             function's per-key window or aggregation runs in that task without an
+             exchange. Nothing but Spark expressions runs on executors.
+``shuffle``  the former way: every row of a bucket with two files sharing keys is shuffled
+             by key into the merge function. ``bench/merge_read.py`` measures both.
 
     >>> wh.sql("CREATE TABLE t (id INT, v STRING) TBLPROPERTIES "   # doctest: +SKIP
     ...        "('primary-key' = 'id', 'bucket' = '2')")
@@ -30,6 +31,7 @@ from schemalab.engine.merge.aggregation import aggregation
 from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
 from schemalab.engine.merge.function import MergeInput
+from schemalab.engine.merge.keyset import without_held
 from schemalab.engine.merge.partial_update import partial_update
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, key_columns, retract, versions
 from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast
@@ -55,7 +57,7 @@ FUNCTIONS: dict[str, Callable[[DataFrame, MergeInput], DataFrame]] = {
 
 #: how the versions of a key are brought together (see the module's docstring)
 MERGE_HOW = ("bucket", "shuffle")
-_RUN = "__sl_run"
+_BASE = "__sl_base"
 _NEWEST = "__sl_newest"
 
 
@@ -79,42 +81,65 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     (False: a compaction, which merges what a batch read of first-row takes as it is)."""
     from pyspark.sql import functions as F
 
-    m = merge_input(plan)
-    if how == "bucket":
-        return _per_bucket(plan, spark, m, bucket_plans(
-            plan.files, m.opts.engine, sequence_fields=m.opts.sequence_fields, batch=batch))
-    if how != "shuffle":
+    if how not in MERGE_HOW:
         raise ValueError(f"how must be one of {MERGE_HOW}, not {how!r}")
+    m = merge_input(plan)
     buckets = plans_of(plan, m.opts, batch=batch)
     columns = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
     kind = F.col(KIND_COL)
     out: list[DataFrame] = []
 
-    def files(strategy: str) -> list[DataFile]:
-        return [f for b in buckets if b.strategy == strategy for f in b.files]
+    def read(files: list[DataFile]) -> DataFrame | None:
+        df = versions(plan, spark, files=files)
+        return None if df is None else df.select(*columns)
 
-    raw = versions(plan, spark, files=files("raw"))
+    raw = read([f for b in buckets if b.strategy == "raw" for f in b.files])
     if raw is not None:
-        out.append(raw.select(*columns))
-    single = versions(plan, spark, files=files("single"))
+        out.append(raw)
+    single_files = [f for b in buckets if b.strategy == "single" for f in b.files]
+    single = read(single_files)
     if single is not None:
-        out.append(single.where(~retract(kind)).select(*columns))
+        out.append(_inserts(single, single_files, m))
+    if how == "shuffle":
+        rows = read([f for b in buckets if b.strategy not in ("raw", "single")
+                     for f in b.files])
+        if rows is not None:
+            out.append(_kept(FUNCTIONS[m.opts.engine](rows, m)))
+        return _union(out) if out else None
     newest = [b for b in buckets if b.strategy == "newest"]
     if newest:
-        out.append(_newest(plan, spark, newest, m).select(*columns))
-    to_merge: list[DataFrame] = []
-    split = [b for b in buckets if b.strategy == "split"]
-    if split:
-        passed, rest = _split(plan, spark, split, m)
-        out.append(passed.where(~retract(kind)).select(*columns))
-        to_merge.append(rest.select(*columns))
-    full = versions(plan, spark, files=files("full"))
-    if full is not None:
-        to_merge.append(full.select(*columns))
-    if to_merge:
-        result = FUNCTIONS[m.opts.engine](_union(to_merge), m)
-        out.append(result.where(kind.isNotNull() & ~retract(kind)).select(*columns))
+        out.append(_newest(plan, spark, read, newest, m).select(*columns))
+    # two task groups per core: an uneven bucket does not leave a core idle for long
+    merging = [b for b in buckets if b.strategy in ("split", "full")]
+    for group in task_groups(merging, 2 * _cores(spark)):
+        split = [b for b in group if b.strategy == "split"]
+        rows = read([f for b in group if b.strategy == "full" for f in b.files])
+        if split:
+            passed, rest = _split(plan, spark, read, split, m)
+            out.append(passed.where(~retract(kind)))
+            rows = rest if rows is None else _union([rows, rest])
+        assert rows is not None  # a bucket to merge has files
+        out.append(_kept(FUNCTIONS[m.opts.engine](rows.coalesce(1), m)))
     return _union(out) if out else None
+
+
+def _inserts(rows: DataFrame, files: Sequence[DataFile], m: MergeInput) -> DataFrame:
+    """``rows`` of ``files`` without their retractions (-U/-D); as they are when the
+    manifest says no file holds any (the kind column is then not even read) — unless the
+    kind is a value column (``rowkind.field``), which the count does not see."""
+    from pyspark.sql import functions as F
+
+    if m.opts.rowkind_field is None and all(f.delete_row_count == 0 for f in files):
+        return rows
+    return rows.where(~retract(F.col(KIND_COL)))
+
+
+def _kept(result: DataFrame) -> DataFrame:
+    """A merge function's rows that the read returns: not retracting, not emptied."""
+    from pyspark.sql import functions as F
+
+    kind = F.col(KIND_COL)
+    return result.where(kind.isNotNull() & ~retract(kind))
 
 
 def merge_read(plan: ReadPlan, spark: SparkSession, *, how: str = "bucket") -> DataFrame:
@@ -139,32 +164,6 @@ def task_groups(buckets: Sequence[BucketPlan], tasks: int) -> list[list[BucketPl
     return [g for g in groups if g]
 
 
-def _per_bucket(plan: ReadPlan, spark: SparkSession, m: MergeInput,
-                buckets: list[BucketPlan]) -> DataFrame | None:
-    """The merge, bucket by bucket where the files are (see the module's docstring)."""
-    from pyspark.sql import functions as F
-
-    columns = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
-    kind = F.col(KIND_COL)
-    out: list[DataFrame] = []
-    as_is = [f for b in buckets if b.strategy == "raw" for f in b.files]
-    raw = versions(plan, spark, files=as_is)
-    if raw is not None:
-        out.append(raw.select(*columns))
-    single = versions(plan, spark, files=[f for b in buckets if b.strategy == "single"
-                                          for f in b.files])
-    if single is not None:
-        out.append(single.where(~retract(kind)).select(*columns))
-    merging = [b for b in buckets if b.strategy not in ("raw", "single")]
-    # two task groups per core: an uneven bucket does not leave a core idle for long
-    for group in task_groups(merging, 2 * _cores(spark)):
-        rows = versions(plan, spark, files=[f for b in group for f in b.files])
-        assert rows is not None  # a bucket to merge has files
-        result = FUNCTIONS[m.opts.engine](rows.select(*columns).coalesce(1), m)
-        out.append(result.where(kind.isNotNull() & ~retract(kind)).select(*columns))
-    return _union(out) if out else None
-
-
 def _cores(spark: SparkSession) -> int:
     """The session's parallelism; 2 where it cannot be asked (Spark Connect has no
     SparkContext)."""
@@ -181,45 +180,43 @@ def _union(frames: Sequence[DataFrame]) -> DataFrame:
     return df
 
 
-def _newest(plan: ReadPlan, spark: SparkSession, buckets: list[BucketPlan],
+def _newest(plan: ReadPlan, spark: SparkSession,
+            read: Callable[[list[DataFile]], DataFrame | None], buckets: list[BucketPlan],
             m: MergeInput) -> DataFrame:
-    """Deduplicate without a shuffle of the rows: a row stays if no newer run of its bucket
-    holds its key (with ``ignore-delete``, no newer insert), and is not a retraction."""
+    """Deduplicate without a shuffle or sort of the rows. Every file outside the base is
+    newer than the base, so a base row stays if no other file holds its key (looked up
+    among their few keys: :mod:`schemalab.engine.merge.keyset`). Where they share no key, each
+    of their rows is its key's newest; otherwise the newest sequence number of each of
+    their keys is broadcast and a row stays if it is its key's newest. Retractions are
+    dropped after."""
     from pyspark.sql import functions as F
 
-    keys = list(m.keys)
-    kind = F.col(KIND_COL)
-    rows: list[DataFrame] = []
-    newer_keys: list[DataFrame] = []
-    for i in range(max(len(b.runs) for b in buckets)):
-        df = versions(plan, spark, files=[f for b in buckets if i < len(b.runs)
-                                          for f in b.runs[i]])
-        if df is None:
-            continue
-        df = df.withColumn(_RUN, F.lit(i))
-        if m.opts.ignore_delete:
-            df = df.where(~retract(kind))
-        rows.append(df)
-        if i > 0:
-            newer_keys.append(df.select(*[F.col(quote(k)) for k in keys], F.col(_RUN)))
-    newest = _union(newer_keys).groupBy(*[F.col(quote(k)) for k in keys]) \
-        .agg(F.max(_RUN).alias(_NEWEST))
-    joined = _union(rows).join(F.broadcast(newest), on=keys, how="left")
-    keep = (F.col(_NEWEST).isNull() | (F.col(_NEWEST) == F.col(_RUN))) & ~retract(kind)
-    return joined.where(keep)
+    keys = [F.col(quote(k)) for k in m.keys]
+    base_files = [f for b in buckets for f in b.base]
+    rest_files = [f for b in buckets for f in b.rest]
+    base, rest = read(base_files), read(rest_files)
+    assert base is not None and rest is not None  # newest buckets have both
+    if m.opts.ignore_delete:
+        base, rest = _inserts(base, base_files, m), _inserts(rest, rest_files, m)
+    if all(b.rest_disjoint for b in buckets):
+        passed, _ = without_held(base, m.keys, rest, rest_files, plan, spark,
+                                 inserts_only=m.opts.ignore_delete)
+        return _union([_inserts(passed, base_files, m), _inserts(rest, rest_files, m)])
+    newest = rest.groupBy(*keys).agg(F.max(SEQ_COL).alias(_NEWEST))
+    rows = base.withColumn(_BASE, F.lit(True)).union(rest.withColumn(_BASE, F.lit(False)))
+    joined = rows.join(F.broadcast(newest), on=list(m.keys), how="left")
+    top = F.col(_NEWEST)
+    keep = F.when(F.col(_BASE), top.isNull()).otherwise(F.col(SEQ_COL) == top)
+    return joined.where(keep & ~retract(F.col(KIND_COL)))
 
 
-def _split(plan: ReadPlan, spark: SparkSession, buckets: list[BucketPlan], m: MergeInput
-           ) -> tuple[DataFrame, DataFrame]:
-    """(base rows whose key no other run holds, the rows to merge)."""
-    from pyspark.sql import functions as F
-
-    keys = list(m.keys)
-    base = versions(plan, spark, files=[f for b in buckets for f in b.runs[b.base]])
-    rest = versions(plan, spark, files=[f for b in buckets for i, r in enumerate(b.runs)
-                                        if i != b.base for f in r])
-    assert base is not None and rest is not None  # split buckets have two runs or more
-    rest_keys = F.broadcast(rest.select(*[F.col(quote(k)) for k in keys]))
-    passed = base.join(rest_keys, on=keys, how="left_anti")
-    merging = base.join(rest_keys, on=keys, how="left_semi")
-    return passed, _union([merging.select(*[F.col(quote(c)) for c in rest.columns]), rest])
+def _split(plan: ReadPlan, spark: SparkSession,
+           read: Callable[[list[DataFile]], DataFrame | None], buckets: list[BucketPlan],
+           m: MergeInput) -> tuple[DataFrame, DataFrame]:
+    """(base rows whose key no other file holds, the rows to merge)."""
+    base_files = [f for b in buckets for f in b.base]
+    rest_files = [f for b in buckets for f in b.rest]
+    base, rest = read(base_files), read(rest_files)
+    assert base is not None and rest is not None  # split buckets have both
+    passed, merging = without_held(base, m.keys, rest, rest_files, plan, spark)
+    return passed, _union([merging, rest])

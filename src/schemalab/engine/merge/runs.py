@@ -1,35 +1,40 @@
 """Which files of a bucket need merging at all, from the manifests alone (no data read).
 
-All versions of a key live in one bucket, and each bucket's files form *sorted runs*: every
-level-0 file is a run, every higher level one run; a run holds each key once, sorted. So a
-key found in one run only has one version, which Paimon's reducer returns as it is. Per
-bucket, the merge read chooses (:class:`BucketPlan`):
+All versions of a key live in one bucket. Each level above 0 is a sorted run (each key once),
+and two files whose key ranges (``_MIN_KEY``..``_MAX_KEY``) do not overlap share no key: so a
+key found in one file only has one version, which Paimon's reducer returns as it is (Paimon's
+``IntervalPartition`` reads such files without merging). Per bucket, the merge read chooses
+(:class:`BucketPlan`):
 
 ``raw``     first-row, no file with -U/-D rows: Paimon reads the files as they are
-``single``  one run: every row is its key's only version (retractions dropped)
-``newest``  deduplicate without ``sequence.field``, runs in sequence order (each run's
-            sequence numbers above the previous run's): the row of the newest run holding a
-            key wins, so each row is kept or dropped by looking up its key among the keys of
-            newer runs, with no shuffle of the rows
-``split``   the largest run is the base: its rows whose key no other run holds are their
-            key's only version; only the others, and the other runs' rows, are merged
-``full``    every row is merged (the other runs hold more rows than the base, or too many
+``single``  no two files share a key: every row is its key's only version (retractions
+            dropped)
+``newest``  deduplicate without ``sequence.field``: the *base* is the oldest files (by
+            sequence number) that share no key, every other file is newer than all of
+            them; the newest version of each key is then found by looking up its key among
+            the (few) rows of the other files, with no shuffle or sort of the rows
+``split``   the base is the largest set of files that share no key: its rows whose key no
+            other file holds are their key's only version; only the others, and the other
+            files' rows, are merged
+``full``    every row is merged (the other files hold more rows than the base, or too many
             keys to broadcast)
 
     >>> from schemalab.engine.plan import DataFile
-    >>> f = lambda n, lvl, lo, hi, rows=10: DataFile(n, 0, rows, level=lvl,
-    ...     min_sequence_number=lo, max_sequence_number=hi)
-    >>> b = bucket_plans([f("a", 5, 0, 99, 100), f("b", 0, 100, 109), f("c", 0, 110, 119)],
+    >>> f = lambda n, lvl, lo, hi, keys, rows=10: DataFile(n, 0, rows, level=lvl,
+    ...     min_sequence_number=lo, max_sequence_number=hi, key_range=keys)
+    >>> b = bucket_plans([f("a", 0, 0, 9, ((0,), (9,))), f("b", 0, 10, 19, ((10,), (19,))),
+    ...                   f("c", 0, 20, 21, ((3,), (15,)), rows=2)],
     ...                  "deduplicate", sequence_fields=())[0]
-    >>> [len(r) for r in b.runs], b.ordered, b.strategy
-    ([1, 1, 1], True, 'newest')
+    >>> b.strategy, [x.path for x in b.base], [x.path for x in b.rest]
+    ('newest', ['a', 'b'], ['c'])
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from schemalab.engine.plan import DataFile
 from schemalab.paimon.merge_options import DEDUPLICATE, FIRST_ROW
@@ -47,18 +52,20 @@ class BucketPlan:
     #: the bucket's sorted runs, oldest first
     runs: tuple[tuple[DataFile, ...], ...]
     strategy: Strategy
-    #: ``split``: the index of the base run
-    base: int = 0
+    #: ``newest`` and ``split``: files that share no key (see the module's docstring)
+    base: tuple[DataFile, ...] = ()
+    #: whether the files outside the base share no key either (each key once among them)
+    rest_disjoint: bool = False
 
     @property
     def files(self) -> list[DataFile]:
         return [f for run in self.runs for f in run]
 
     @property
-    def ordered(self) -> bool:
-        """Whether each run's sequence numbers are all above the previous run's."""
-        pairs = zip(self.runs, self.runs[1:], strict=False)
-        return all(_max_seq(a) < _min_seq(b) for a, b in pairs)
+    def rest(self) -> list[DataFile]:
+        """The files outside the base."""
+        base = {f.path for f in self.base}
+        return [f for f in self.files if f.path not in base]
 
     @property
     def rows(self) -> int:
@@ -69,16 +76,14 @@ class BucketPlan:
         if self.strategy in ("raw", "single", "newest"):
             return 0
         if self.strategy == "split":
-            return self.rows - sum(f.row_count for f in self.runs[self.base])
+            return sum(f.row_count for f in self.rest)
         return self.rows
 
-
-def _max_seq(run: Sequence[DataFile]) -> int:
-    return max(f.max_sequence_number for f in run)
-
-
-def _min_seq(run: Sequence[DataFile]) -> int:
-    return min(f.min_sequence_number for f in run)
+    def broadcast_rows(self) -> int:
+        """Rows whose keys the merge broadcasts (``newest``, ``split``: the rest's)."""
+        if self.strategy in ("newest", "split"):
+            return sum(f.row_count for f in self.rest)
+        return 0
 
 
 def sorted_runs(files: Sequence[DataFile]) -> tuple[tuple[DataFile, ...], ...]:
@@ -91,6 +96,74 @@ def sorted_runs(files: Sequence[DataFile]) -> tuple[tuple[DataFile, ...], ...]:
     runs += [(f,) for f in sorted(levels.get(0, []),
                                   key=lambda f: (f.max_sequence_number, f.min_sequence_number))]
     return tuple(runs)
+
+
+class _KeyRanges:
+    """Files that share no key, by their key ranges (a sorted list of disjoint intervals)."""
+
+    def __init__(self) -> None:
+        self._lows: list[Any] = []
+        self._highs: list[Any] = []
+
+    def add(self, f: DataFile) -> bool:
+        """Add ``f`` if its keys overlap no file's added so far; whether it was added."""
+        assert f.key_range is not None
+        lo, hi = f.key_range
+        try:
+            i = bisect.bisect_left(self._lows, lo)
+            if (i > 0 and not self._highs[i - 1] < lo) or (
+                    i < len(self._lows) and not hi < self._lows[i]):
+                return False
+        except TypeError:  # keys that do not compare (a NULL in a key written by others)
+            return False
+        self._lows.insert(i, lo)
+        self._highs.insert(i, hi)
+        return True
+
+
+def _disjoint(files: Sequence[DataFile]) -> bool:
+    """Whether no two of ``files`` share a key, as far as their key ranges tell."""
+    if len(files) < 2:
+        return True
+    if any(f.key_range is None for f in files):
+        return False
+    ranges = _KeyRanges()
+    return all(ranges.add(f) for f in files)
+
+
+def _oldest_disjoint(runs: Sequence[Sequence[DataFile]]) -> tuple[DataFile, ...]:
+    """The longest prefix of the bucket's files in sequence order that share no key and
+    whose sequence numbers are all below every other file's; () if there is none."""
+    files = [f for r in runs for f in r]
+    if any(f.key_range is None for f in files):
+        # without key ranges only a level's files are known to share no key
+        oldest, others = runs[0], [f for r in runs[1:] for f in r]
+        if max(f.max_sequence_number for f in oldest) < min(
+                f.min_sequence_number for f in others):
+            return tuple(oldest)
+        return ()
+    files.sort(key=lambda f: (f.max_sequence_number, f.min_sequence_number))
+    below = [0] * (len(files) + 1)  # below[i]: the lowest sequence number of files[i:]
+    below[-1] = 2**63
+    for i in range(len(files) - 1, -1, -1):
+        below[i] = min(below[i + 1], files[i].min_sequence_number)
+    ranges, best, top = _KeyRanges(), 0, -1
+    for i, f in enumerate(files):
+        if not ranges.add(f):
+            break
+        top = max(top, f.max_sequence_number)
+        if top < below[i + 1]:
+            best = i + 1
+    return tuple(files[:best])
+
+
+def _largest_disjoint(runs: Sequence[Sequence[DataFile]]) -> tuple[DataFile, ...]:
+    """A large set of the bucket's files that share no key (largest files first)."""
+    files = [f for r in runs for f in r]
+    if any(f.key_range is None for f in files):
+        return tuple(max(runs, key=lambda r: sum(f.row_count for f in r)))
+    ranges = _KeyRanges()
+    return tuple(f for f in sorted(files, key=lambda f: -f.row_count) if ranges.add(f))
 
 
 def bucket_plans(files: Sequence[DataFile], engine: str, *, sequence_fields: Sequence[str],
@@ -112,27 +185,28 @@ def _plan(partition: tuple[object, ...], bucket: int, runs: tuple[tuple[DataFile
         return BucketPlan(partition, bucket, runs, "raw")
     if len(runs) == 1:
         return BucketPlan(partition, bucket, runs, "single")
-    plan = BucketPlan(partition, bucket, runs, "full")
-    if engine == DEDUPLICATE and not sequence_fields and plan.ordered:
-        return BucketPlan(partition, bucket, runs, "newest")
-    sizes = [sum(f.row_count for f in r) for r in runs]
-    base = max(range(len(runs)), key=lambda i: (sizes[i], -i))
-    if sizes[base] >= sum(sizes) - sizes[base]:
+    if engine == DEDUPLICATE and not sequence_fields:
+        base = _oldest_disjoint(runs)
+        if len(base) == len(files):
+            return BucketPlan(partition, bucket, runs, "single")
+        if base:
+            in_base = {f.path for f in base}
+            rest = [f for f in files if f.path not in in_base]
+            return BucketPlan(partition, bucket, runs, "newest", base, _disjoint(rest))
+    base = _largest_disjoint(runs)
+    if len(base) == len(files):
+        return BucketPlan(partition, bucket, runs, "single")
+    base_rows = sum(f.row_count for f in base)
+    if base and base_rows >= sum(f.row_count for f in files) - base_rows:
         return BucketPlan(partition, bucket, runs, "split", base)
-    return plan
+    return BucketPlan(partition, bucket, runs, "full")
 
 
 def limit_broadcast(plans: list[BucketPlan], broadcast_rows: int = BROADCAST_ROWS
                     ) -> list[BucketPlan]:
-    """``newest`` and ``split`` broadcast the keys of every run but the oldest (``newest``)
-    or the base (``split``); past ``broadcast_rows`` of them, the buckets merge in full."""
-    total = 0
-    for p in plans:
-        if p.strategy == "newest":
-            total += p.rows - sum(f.row_count for f in p.runs[0])
-        elif p.strategy == "split":
-            total += p.merged_rows()
-    if total <= broadcast_rows:
+    """``newest`` and ``split`` broadcast the keys of the files outside their base; past
+    ``broadcast_rows`` of them, the buckets merge in full."""
+    if sum(p.broadcast_rows() for p in plans) <= broadcast_rows:
         return plans
     return [BucketPlan(p.partition, p.bucket, p.runs, "full")
             if p.strategy in ("newest", "split") else p for p in plans]
