@@ -57,6 +57,9 @@ FUNCTIONS: dict[str, Callable[[DataFrame, MergeInput], DataFrame]] = {
 
 #: how the versions of a key are brought together (see the module's docstring)
 MERGE_HOW = ("bucket", "shuffle")
+#: split buckets whose rows to merge (their newer files' rows, as many of the base's) are
+#: at most this many are merged together in one task; more, in task groups of buckets
+SPLIT_IN_ONE_TASK = 500_000
 _BASE = "__sl_base"
 _NEWEST = "__sl_newest"
 
@@ -86,7 +89,6 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     m = merge_input(plan)
     buckets = plans_of(plan, m.opts, batch=batch)
     columns = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
-    kind = F.col(KIND_COL)
     out: list[DataFrame] = []
 
     def read(files: list[DataFile]) -> DataFrame | None:
@@ -109,14 +111,22 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     newest = [b for b in buckets if b.strategy == "newest"]
     if newest:
         out.append(_newest(plan, spark, read, newest, m).select(*columns))
+    split = [b for b in buckets if b.strategy == "split"]
+    full = [b for b in buckets if b.strategy == "full"]
+    if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
+        # one lookup and one scan for every split bucket's base, and their few rows to
+        # merge in one task (merging them per task group cost a plan per group: 4x slower)
+        passed, rest = _split(plan, spark, read, split, m)
+        out.extend([_inserts(passed, [f for b in split for f in b.base], m),
+                    _kept(FUNCTIONS[m.opts.engine](rest.coalesce(1), m))])
+        split = []
     # two task groups per core: an uneven bucket does not leave a core idle for long
-    merging = [b for b in buckets if b.strategy in ("split", "full")]
-    for group in task_groups(merging, 2 * _cores(spark)):
-        split = [b for b in group if b.strategy == "split"]
+    for group in task_groups([*split, *full], 2 * _cores(spark)):
+        in_split = [b for b in group if b.strategy == "split"]
         rows = read([f for b in group if b.strategy == "full" for f in b.files])
-        if split:
-            passed, rest = _split(plan, spark, read, split, m)
-            out.append(passed.where(~retract(kind)))
+        if in_split:
+            passed, rest = _split(plan, spark, read, in_split, m)
+            out.append(_inserts(passed, [f for b in in_split for f in b.base], m))
             rows = rest if rows is None else _union([rows, rest])
         assert rows is not None  # a bucket to merge has files
         out.append(_kept(FUNCTIONS[m.opts.engine](rows.coalesce(1), m)))
