@@ -48,11 +48,13 @@ _BUCKET_COL = "__sl_bucket"
 #: the column ``write_files`` partitions files into buckets by (primary-key writes set it)
 BUCKET_COLUMN = _BUCKET_COL
 _PART_COL = "__sl_p"
-#: Parquet row groups of at most this many (buffered, uncompressed) bytes: a reader splits a
-#: file at row groups only, so a compacted file of 10M rows written as one 128 MB row group
-#: (Parquet's default) was read by one task while the other cores idled (5.3 s vs 3.9 s for
-#: the same rows in 20 files, bench/evolved_read.py --compact)
+#: Parquet row groups of at most this many (buffered) bytes and rows: a reader splits a file
+#: at row groups only, so a compacted file of 10M rows written as one 128 MB row group
+#: (Parquet's default) was read by one task while the other core idled (5.3 s vs 3.9 s for
+#: the same rows in 20 files, bench/evolved_read.py --compact); by bytes alone, well-encoded
+#: rows still made groups of 6.5M rows
 ROW_GROUP_BYTES = 32 * 1024 * 1024
+ROW_GROUP_ROWS = 500_000
 
 
 @dataclass(frozen=True)
@@ -322,7 +324,8 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
             out = out.sortWithinPartitions(*group_cols, *sort_by)
     try:
         writer = out.write.mode("overwrite").option("compression", "zstd") \
-            .option("parquet.block.size", str(ROW_GROUP_BYTES))
+            .option("parquet.block.size", str(ROW_GROUP_BYTES)) \
+            .option("parquet.block.row.count.limit", str(ROW_GROUP_ROWS))
         if group_cols:
             writer = writer.partitionBy(*group_cols)
         try:

@@ -60,6 +60,7 @@ def _bitmap(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan,
     """The bitmap test of the module's docstring, or None where it does not apply."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
     if len(keys) != 1 or (inserts_only and _rowkind_field(plan) is not None):
@@ -81,8 +82,7 @@ def _bitmap(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan,
         key = t.column(0)
         if retracts:
             kind = t.column(1).fill_null(0)
-            key = key.filter(pa.compute.invert(pa.compute.is_in(kind, pa.array(RETRACT,
-                                                                               pa.int8()))))
+            key = key.filter(pc.invert(pc.is_in(kind, pa.array(RETRACT, pa.int8()))))
         values.append(key.drop_null().to_numpy().astype(np.int64))
     found = np.concatenate(values) if values else np.zeros(0, np.int64)
     if not len(found):

@@ -7,7 +7,8 @@ Two ways to bring the versions of a key together (``how``):
 
 ``bucket``   (the default) as Paimon's reader, from the bucket plans: ``newest`` and
              ``split`` buckets pass their base rows through by looking their keys up among
-             the broadcast keys of the few other files' rows (no shuffle, no sort);
+             the few other files' keys (:mod:`schemalab.engine.merge.keyset`: a bitmap in
+             the scan's filter, or a broadcast join; no shuffle, no sort);
              ``full`` buckets are dealt into a few task groups, each read (every file
              evolved by its own schema first) and ``coalesce(1)``-ed into one Spark
              partition — a single partition satisfies any clustering, so the merge
