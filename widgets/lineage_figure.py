@@ -102,7 +102,10 @@ def draw_lineage(layout: LineageLayout, name: str, *, x: XAxis = "version",
             traces.append(_event_points(kind, cells, layout, xpos))
     traces.extend(_labels(labels, xpos))
     traces.extend(_connector_traces(layout, xpos))
-    fig = go.Figure(_validate=False, data=traces)
+    fig = go.Figure()
+    fig._validate = False  # the traces' values unchecked (see FullWidthFigure), the layout not:
+    fig.add_traces(traces)  # that is where a named template is expanded
+    fig._validate = True
     n_rows = max(len(layout.rows), 1)
     height = TOP_PX + BOTTOM_PX + ROW_PX * n_rows
     title = f"{name}: field lineage by id"

@@ -100,6 +100,7 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
                      for k, i in enumerate(items)]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.5, 0.5],
                         vertical_spacing=0.06)
+    fig._validate = False  # the traces' values unchecked (see FullWidthFigure), the layout not
     pos = [(i.time or 0) if timed else k for k, i in enumerate(items)]
     px = PLOT_PX / max((max(pos) - min(pos)) if pos else 1, 1)
     sv = [(k, xx, it) for k, (xx, it) in enumerate(zip(xs, items, strict=True))
@@ -149,6 +150,7 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
                                  hovertext=bh, hoverinfo="text"),
                           row=2, col=1)
     created = f"created with {len(versions[0].fields)} fields" if versions else "no schema"
+    fig._validate = True
     fig.update_layout(
         barmode="stack", bargap=0.35, height=380, autosize=True, template="plotly_white",
         title=dict(text=f"{_esc(h.name)}: schema versions and snapshots",

@@ -211,7 +211,10 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "", *, newest_schema: 
     more = [b for b in boxes if b.group == "more"]
     if more:
         traces.append(_bar(more, "more", "#f6f8fa", "#57606a", showlegend=False))
-    fig = go.Figure(_validate=False, data=[t for t in traces if len(t.y)])
+    fig = go.Figure()
+    fig._validate = False  # the traces' values unchecked (see FullWidthFigure), the layout not:
+    fig.add_traces([t for t in traces if len(t.y)])  # that is where a named template is expanded
+    fig._validate = True
     units = max((b.top + b.span for b in boxes), default=1)
     sub = (f"{_esc(node.kind)}, schema {node.schema_id}, {rows_text(node.record_count)}"
            + (f" — {_esc(node.record_count_text)}" if node.record_count_text else "")
