@@ -5,6 +5,7 @@ each strategy gives — equal to the rows every version of every key merged the 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,42 @@ def test_without_key_ranges_only_levels_are_runs() -> None:
     assert (p.strategy, _names(p.base), p.rest_disjoint) == (
         "newest", ["t0", "t1", "t2"], True)
     [p] = bucket_plans([*top, new], "partial-update", sequence_fields=())
-    assert (p.strategy, _names(p.base)) == ("split", ["t0", "t1", "t2"])
+    assert (p.strategy, _names(p.base)) == ("pair", ["t0", "t1", "t2"])
     [p] = bucket_plans([_file("a", 0, 9, None), _file("b", 10, 19, None)], "partial-update",
                        sequence_fields=())
+    assert p.strategy == "pair" and len(p.base) == 1
+    # with a sequence.field the base's versions need not be older: the keys are merged
+    [p] = bucket_plans([_file("a", 0, 9, None), _file("b", 10, 19, None)], "partial-update",
+                       sequence_fields=("ts",))
     assert p.strategy == "split" and len(p.base) == 1
-    # past the broadcast limit the buckets merge in full
+    # past the broadcast limits, pairs merge as split and then the buckets in full
+    [q] = limit_broadcast(bucket_plans([_file("a", 0, 9, None), _file("b", 10, 19, None)],
+                                       "aggregation", sequence_fields=()), pair_rows=5)
+    assert (q.strategy, len(q.base)) == ("split", 1)
+    wide = dataclasses.replace(_file("b", 10, 19, None), file_size=64 << 20)
+    [q] = limit_broadcast(bucket_plans([_file("a", 0, 9, None), wide], "aggregation",
+                                       sequence_fields=()))
+    assert (q.strategy, len(q.base)) == ("split", 1)  # 64 MB of files to broadcast
     assert [q.strategy for q in limit_broadcast([p], broadcast_rows=5)] == ["full"]
+
+
+def test_a_fold_pairs_a_key_s_two_versions_only_where_newer_files_share_no_key() -> None:
+    a, b = _file("a", 0, 9, (0, 9)), _file("b", 10, 19, (10, 19))
+    c, d = _file("c", 20, 21, (3, 15), rows=2), _file("d", 22, 23, (20, 30), rows=2)
+    for engine in ("partial-update", "aggregation"):
+        [p] = bucket_plans([a, b, c, d], engine, sequence_fields=())
+        assert (p.strategy, _names(p.base), _names(p.rest)) == ("pair", ["a", "b"], ["c", "d"])
+        # e shares key 5 with c: a key may have three versions
+        [p] = bucket_plans([a, b, c, d, _file("e", 24, 24, (5, 5), rows=1)], engine,
+                           sequence_fields=())
+        assert p.strategy == "split"
+    # more rows outside the oldest base than in it: not broadcast; the largest file is the
+    # base of a split instead
+    big = _file("big", 30, 59, (0, 29), rows=30)
+    [p] = bucket_plans([a, b, big], "partial-update", sequence_fields=())
+    assert (p.strategy, _names(p.base)) == ("split", ["big"])
+    [p] = bucket_plans([a, b, c], "first-row", sequence_fields=())
+    assert p.strategy == "split"  # first-row is no fold
 
 
 def _rows(df: Any) -> dict[int, tuple[Any, ...]]:
@@ -112,15 +143,81 @@ def test_partial_update_passes_keys_of_one_file_through_and_merges_the_others(
           TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update');
         INSERT INTO p VALUES (1, 'a1', NULL), (2, 'a2', NULL), (3, 'a3', 'b3');
         INSERT INTO p VALUES (5, 'a5', NULL), (6, NULL, 'b6');
-        INSERT INTO p VALUES (2, NULL, 'x2'), (6, 'x6', NULL)""")
+        INSERT INTO p VALUES (2, NULL, 'x2'), (6, 'x6', NULL), (7, 'x7', NULL)""")
     t = wh.table("p")
     plan = t.read_plan()
     [p] = plans_of(plan, merge_input(plan).opts)
-    assert (p.strategy, len(p.base)) == ("split", 2)
+    assert (p.strategy, len(p.base)) == ("pair", 2)
     expected = {1: ("a1", None), 2: ("a2", "x2"), 3: ("a3", "b3"), 5: ("a5", None),
-                6: ("x6", "b6")}
-    assert _rows(t.read()) == expected
+                6: ("x6", "b6"), 7: ("x7", None)}
+    df = t.read()
+    plan_text = df._jdf.queryExecution().executedPlan().toString()
+    assert "BroadcastHashJoin" in plan_text and "LeftOuter" in plan_text  # the pair's join
+    assert "Exchange hashpartitioning" not in plan_text and "Sort [" not in plan_text
+    assert _rows(df) == expected
     assert _rows(merge_read(plan, spark, how="shuffle")) == expected
+    # a fourth version of key 6: the newer files share a key, so the base splits
+    wh.sql("INSERT INTO p VALUES (6, NULL, 'y6')")
+    plan = wh.table("p").read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert (p.strategy, len(p.base)) == ("split", 2)
+    expected[6] = ("x6", "y6")
+    assert _rows(wh.table("p").read()) == expected
+    assert _rows(merge_read(plan, spark, how="shuffle")) == expected
+
+
+@pytest.mark.parametrize(("engine", "options"), [
+    ("partial-update", ""),
+    ("partial-update", ", 'ignore-delete' = 'true'"),
+    ("partial-update", ", 'partial-update.remove-record-on-delete' = 'true'"),
+    ("partial-update", ", 'fields.ts.sequence-group' = 'a,b'"),
+    ("aggregation", ", 'fields.a.aggregate-function' = 'listagg', "
+                    "'fields.b.aggregate-function' = 'max', "
+                    "'fields.ts.aggregate-function' = 'sum'"),
+    ("aggregation", ", 'fields.b.aggregate-function' = 'sum', "
+                    "'fields.ts.aggregate-function' = 'sum', 'fields.a.ignore-retract' = 'true'"),
+])
+def test_paired_versions_fold_as_every_version_merged(spark: Any, tmp_path: Path, engine: str,
+                                                      options: str) -> None:
+    """Base rows alone, paired with a newer version (after a rename and a widening), a newer
+    version alone, -D versions of base keys: the pair read equals every version of every
+    key folded together (``how="shuffle"``), or fails as that does."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql(f"""
+        CREATE TABLE p (id BIGINT NOT NULL, a STRING, b INT, ts INT,
+                        PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = '{engine}'{options});
+        INSERT INTO p VALUES (1, 'a1', 1, 1), (2, 'a2', NULL, 1), (3, NULL, 3, 1), (4, 'a4', 4, 1);
+        ALTER TABLE p RENAME COLUMN a TO aa;
+        ALTER TABLE p ALTER COLUMN b TYPE BIGINT;
+        INSERT INTO p VALUES (2, NULL, 20, 2), (3, 'x3', NULL, 0), (9, 'x9', 9, 2)""")
+    t = wh.table("p")
+    plan = t.read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert p.strategy == "pair"
+    assert _rows(t.read()) == _rows(merge_read(plan, spark, how="shuffle"))
+    # newer files that retract base keys beside a file of new keys (their key ranges apart,
+    # so still a pair): the engine's rule for a -D meeting an older version, or its refusal
+    wh.sql(f"""
+        CREATE TABLE q (id BIGINT NOT NULL, a STRING, b INT, ts INT,
+                        PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = '{engine}'{options});
+        INSERT INTO q VALUES (1, 'a1', 1, 1), (2, 'a2', NULL, 1), (3, NULL, 3, 1),
+                             (4, 'a4', 4, 1), (5, 'a5', 5, 1), (6, 'a6', 6, 1);
+        ALTER TABLE q ALTER COLUMN b TYPE BIGINT;
+        INSERT INTO q VALUES (20, 'x20', 20, 2), (21, NULL, 21, 2);
+        DELETE FROM q WHERE id IN (2, 5)""")
+    plan = wh.table("q").read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    # ignore-delete: the DELETE wrote nothing, so no two files share a key
+    assert p.strategy == ("single" if "ignore-delete" in options else "pair")
+    try:
+        expected = _rows(merge_read(plan, spark, how="shuffle"))
+    except Exception as e:  # noqa: BLE001 - the engine refuses; the pair read must too
+        with pytest.raises(type(e), match="delete|retract"):
+            _rows(wh.table("q").read())
+        return
+    assert _rows(wh.table("q").read()) == expected
 
 
 @pytest.mark.parametrize(("key_type", "keys", "lookup"), [
@@ -148,3 +245,21 @@ def test_the_base_rows_a_newer_file_replaces_are_found_by_any_key(
     text = [str(k).strip("'") for k in keys]
     assert {str(k): v for k, v in got.items()} == {
         k: "new" if i % 2 == 0 else "old" for i, k in enumerate(text)}
+
+
+def test_pairs_without_a_bitmap_of_the_base_keys_merge_as_split(spark: Any,
+                                                                 tmp_path: Path) -> None:
+    """A STRING key has no bitmap: the paired buckets' rows merge as split ones, the same."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""
+        CREATE TABLE s (k STRING NOT NULL, a STRING, b INT, PRIMARY KEY (k) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update');
+        INSERT INTO s VALUES ('a', 'a1', NULL), ('b', 'b1', 1), ('c', NULL, 1);
+        INSERT INTO s VALUES ('b', NULL, 2), ('x', 'x2', NULL)""")
+    plan = wh.table("s").read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert p.strategy == "pair"
+    df = wh.table("s").read()
+    plan_text = df._jdf.queryExecution().executedPlan().toString()
+    assert "LeftOuter" not in plan_text and "LeftAnti" in plan_text  # split's key lookup
+    assert _rows(df) == {"a": ("a1", None), "b": ("b1", 2), "c": (None, 1), "x": ("x2", None)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from schemalab.engine.merge.aggregators import aggregators
-from schemalab.engine.merge.function import MergeInput, fold_merge, state
+from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.paimon.primary_key import DELETE, INSERT, UPDATE_AFTER
 
@@ -23,6 +23,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def aggregation(rows: DataFrame, m: MergeInput) -> DataFrame:
     """Each key's versions aggregated into one row."""
+    return fold_merge(rows, m, aggregation_fold(m))
+
+
+def aggregation_fold(m: MergeInput) -> Fold:
+    """Paimon's aggregation as a fold of a key's versions, oldest first."""
     from pyspark.sql import functions as F
 
     aggs = aggregators(m.opts.aggregates, {f.name: f.type for f in m.fields}, m.table)
@@ -63,4 +68,4 @@ def aggregation(rows: DataFrame, m: MergeInput) -> DataFrame:
         removed.update({flag: F.lit(False) for flag in flags.values()})
         return F.when(kind == DELETE, state(removed)).otherwise(merged)
 
-    return fold_merge(rows, m, init(), step)
+    return Fold(init(), step)

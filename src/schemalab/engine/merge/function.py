@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _RECORDS = "__sl_records"
 _RESULT = "__sl_result"
+_STATE = "__sl_state"
 
 
 @dataclass(frozen=True)
@@ -50,27 +51,69 @@ class MergeInput:
 Step = Callable[["Column", "Column"], "Column"]
 
 
-def fold_merge(rows: DataFrame, m: MergeInput, init: Column, step: Step) -> DataFrame:
-    """The versions of each key in merge order, folded by ``step`` from ``init``; ``init``
-    and each step's result are structs whose first fields are the record's (``__sl_seq``,
-    ``__sl_kind``, the fields read), followed by any state of the function's own. A key
-    with one version is that version (Paimon's reducer)."""
+@dataclass(frozen=True)
+class Fold:
+    """A merge function as a fold: ``init`` and each ``step``'s result are structs whose
+    first fields are the record's (``__sl_seq``, ``__sl_kind``, the fields read), followed
+    by any state of the function's own."""
+
+    init: Column
+    step: Step
+
+
+def record(m: MergeInput) -> Column:
+    """The row's version as the struct a fold steps over: ``__sl_seq``, ``__sl_kind`` and
+    the fields read, from the columns of those names."""
     from pyspark.sql import functions as F
 
-    record_names = [SEQ_COL, KIND_COL, *m.names]
-    record = F.struct(*[F.col(quote(n)) for n in record_names])
+    return F.struct(*[F.col(quote(n)).alias(n) for n in _record_names(m)])
+
+
+def _record_names(m: MergeInput) -> list[str]:
+    return [SEQ_COL, KIND_COL, *m.names]
+
+
+def _finish(m: MergeInput, state: Column) -> Column:
+    """The record part of a fold's state."""
+    from pyspark.sql import functions as F
+
+    return F.struct(*[state.getField(n).alias(n) for n in _record_names(m)])
+
+
+def fold_merge(rows: DataFrame, m: MergeInput, fold: Fold) -> DataFrame:
+    """The versions of each key in merge order, folded. A key with one version is that
+    version (Paimon's reducer)."""
+    from pyspark.sql import functions as F
+
     grouped = rows.groupBy(*[F.col(quote(k)) for k in m.keys]).agg(
-        F.collect_list(record).alias(_RECORDS))
+        F.collect_list(record(m)).alias(_RECORDS))
     fields = sort_fields(m.opts)
     ordered = F.array_sort(F.col(_RECORDS), lambda a, b: compare(a, b, fields))
-
-    def finish(state: Column) -> Column:
-        return F.struct(*[state.getField(n).alias(n) for n in record_names])
-
-    folded = F.aggregate(ordered, init, step, finish)
+    folded = F.aggregate(ordered, fold.init, fold.step, lambda s: _finish(m, s))
     result = F.when(F.size(F.col(_RECORDS)) == 1, F.col(_RECORDS)[0]).otherwise(folded)
     return grouped.select(result.alias(_RESULT)).select(
         *[F.col(_RESULT).getField(n).alias(n) for n in (*m.names, SEQ_COL, KIND_COL)])
+
+
+def fold_two(rows: DataFrame, m: MergeInput, fold: Fold, newer: str) -> DataFrame:
+    """``rows`` (a key's older version as columns, its newer version as the record in
+    column ``newer``, NULL where the key has no newer version) as the key's merged row:
+    where ``newer`` is NULL the older version as it is (Paimon's reducer), otherwise the
+    fold of the two. Columns: the fields read, ``__sl_seq``, ``__sl_kind``.
+
+    The steps are written out, so they run as plain generated code (no array, sort or
+    lambda), each state in a column of its own: a step reads every field of the state
+    before it, and a state the optimiser inlined into each of those reads would be
+    computed once per field, per field of the next step. Only rows with both versions
+    build a record and fold."""
+    from pyspark.sql import functions as F
+
+    pairs = F.col(newer).isNotNull()
+    first = rows.withColumn(_STATE, F.when(pairs, fold.step(fold.init, record(m))))
+    second = first.withColumn(_STATE, F.when(pairs, fold.step(F.col(_STATE), F.col(newer))))
+    return second.select(*[F.when(pairs, F.col(_STATE).getField(n))
+                           .otherwise(F.col(quote(n))).alias(n)
+                           for n in (*m.names, SEQ_COL, KIND_COL)])
 
 
 def state(values: dict[str, Column]) -> Column:

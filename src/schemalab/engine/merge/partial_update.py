@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from schemalab.engine.merge.aggregators import Aggregator, aggregators
-from schemalab.engine.merge.function import MergeInput, fold_merge, state
+from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
 from schemalab.engine.merge.order import compare
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, retract
 from schemalab.paimon.merge_options import SequenceGroup
@@ -180,7 +180,12 @@ class _Fold:
         return next(f for f in self.m.fields if f.name == name)
 
 
+def partial_update_fold(m: MergeInput) -> Fold:
+    """Paimon's partial-update as a fold of a key's versions, oldest first."""
+    fold = _Fold(m)
+    return Fold(fold.init(), fold.step)
+
+
 def partial_update(rows: DataFrame, m: MergeInput) -> DataFrame:
     """Each key's versions folded into one row."""
-    fold = _Fold(m)
-    return fold_merge(rows, m, fold.init(), fold.step)
+    return fold_merge(rows, m, partial_update_fold(m))

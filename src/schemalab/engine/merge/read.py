@@ -8,7 +8,9 @@ Two ways to bring the versions of a key together (``how``):
 ``bucket``   (the default) as Paimon's reader, from the bucket plans: ``newest`` and
              ``split`` buckets pass their base rows through by looking their keys up among
              the few other files' keys (:mod:`schemalab.engine.merge.keyset`: a bitmap in
-             the scan's filter, or a broadcast join; no shuffle, no sort);
+             the scan's filter, or a broadcast join; no shuffle, no sort); ``pair``
+             buckets join each base row to the other version of its key, broadcast, and
+             fold the two row by row;
              ``full`` buckets are dealt into a few task groups, each read (every file
              evolved by its own schema first) and ``coalesce(1)``-ed into one Spark
              partition — a single partition satisfies any clustering, so the merge
@@ -28,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from schemalab.engine.merge.aggregation import aggregation
+from schemalab.engine.merge.aggregation import aggregation, aggregation_fold
 from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
-from schemalab.engine.merge.function import MergeInput
-from schemalab.engine.merge.keyset import without_held
-from schemalab.engine.merge.partial_update import partial_update
+from schemalab.engine.merge.function import Fold, MergeInput, fold_two
+from schemalab.engine.merge.keyset import key_bitmap, key_values, without_held
+from schemalab.engine.merge.partial_update import partial_update, partial_update_fold
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, key_columns, retract, versions
 from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast
 from schemalab.engine.plan import DataFile, ReadPlan
@@ -55,6 +57,10 @@ FUNCTIONS: dict[str, Callable[[DataFrame, MergeInput], DataFrame]] = {
     DEDUPLICATE: deduplicate, FIRST_ROW: first_row, PARTIAL_UPDATE: partial_update,
     AGGREGATION: aggregation,
 }
+#: the merge engines that fold a key's versions, as folds (``pair`` buckets step them)
+FOLDS: dict[str, Callable[[MergeInput], Fold]] = {
+    PARTIAL_UPDATE: partial_update_fold, AGGREGATION: aggregation_fold,
+}
 
 #: how the versions of a key are brought together (see the module's docstring)
 MERGE_HOW = ("bucket", "shuffle")
@@ -63,6 +69,7 @@ MERGE_HOW = ("bucket", "shuffle")
 SPLIT_IN_ONE_TASK = 500_000
 _BASE = "__sl_base"
 _NEWEST = "__sl_newest"
+_NEWER = "__sl_newer"
 
 
 def merge_input(plan: ReadPlan) -> MergeInput:
@@ -113,6 +120,13 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     if newest:
         out.append(_newest(plan, spark, read, newest, m).select(*columns))
     split = [b for b in buckets if b.strategy == "split"]
+    pair = [b for b in buckets if b.strategy == "pair"]
+    if pair:
+        paired = _pair(plan, spark, read, pair, m)
+        if paired is None:  # no bitmap of the base's keys: their rows are merged as split
+            split.extend(pair)
+        else:
+            out.append(paired.select(*columns))
     full = [b for b in buckets if b.strategy == "full"]
     if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
         # one lookup and one scan for every split bucket's base, and their few rows to
@@ -219,6 +233,53 @@ def _newest(plan: ReadPlan, spark: SparkSession,
     top = F.col(_NEWEST)
     keep = F.when(F.col(_BASE), top.isNull()).otherwise(F.col(SEQ_COL) == top)
     return joined.where(keep & ~retract(F.col(KIND_COL)))
+
+
+def _pair(plan: ReadPlan, spark: SparkSession,
+          read: Callable[[list[DataFile]], DataFrame | None], buckets: list[BucketPlan],
+          m: MergeInput) -> DataFrame | None:
+    """A key has at most one version in the base and one, newer, in the other files: each
+    base row is joined to its key's newer version (the other files' rows, broadcast) and
+    the two are folded by the engine's own steps, row by row; other files' rows whose key
+    the base lacks are their key's only version — whether there are any is known on the
+    driver, from both sides' keys. The base is scanned once, and nothing is shuffled,
+    sorted or grouped. None when the keys have no bitmap (that takes one integer key of a
+    narrow span): the caller then merges these buckets as ``split``."""
+    from pyspark.sql import functions as F
+
+    base_files = [f for b in buckets for f in b.base]
+    rest_files = [f for b in buckets for f in b.rest]
+    base_keys = key_values(m.keys, base_files, plan)
+    rest_keys = key_values(m.keys, rest_files, plan)
+    in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys)
+    if in_base is None or rest_keys is None:
+        return None
+    base, rest = read(base_files), read(rest_files)
+    assert base is not None and rest is not None  # pair buckets have both
+    # the newer version as flat columns (a struct per row cost a third more to broadcast)
+    newer = {n: f"{_NEWER}_{i}" for i, n in enumerate((SEQ_COL, KIND_COL, *m.names))
+             if n not in m.keys}
+    joined = base.join(F.broadcast(rest.select(
+        *[F.col(quote(k)) for k in m.keys],
+        *[F.col(quote(n)).alias(alias) for n, alias in newer.items()])),
+        on=list(m.keys), how="left")
+    paired = F.struct(*[F.col(quote(newer.get(n, n))).alias(n)
+                        for n in (SEQ_COL, KIND_COL, *m.names)])
+    folded = fold_two(joined.withColumn(_NEWER, F.when(
+        F.col(quote(newer[SEQ_COL])).isNotNull(), paired)), m, FOLDS[m.opts.engine](m), _NEWER)
+    names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
+    if m.opts.rowkind_field is not None or any(
+            f.delete_row_count for f in (*base_files, *rest_files)):
+        # results that retract are dropped by a generator (one row or none each), not a
+        # filter: a filter on the result's kind would be pushed below the fold's
+        # projections, inlining their states into its condition
+        kind = F.col(KIND_COL)
+        folded = folded.select(F.inline(F.when(kind.isNotNull() & ~retract(kind),
+                                               F.array(F.struct(*names)))))
+    out = [folded.select(*names)]
+    if not in_base.holds(rest_keys).all():
+        out.append(_inserts(rest.where(~in_base.test(spark)), rest_files, m).select(*names))
+    return _union(out)
 
 
 def _split(plan: ReadPlan, spark: SparkSession,

@@ -13,6 +13,12 @@ key found in one file only has one version, which Paimon's reducer returns as it
             sequence number) that share no key, every other file is newer than all of
             them; the newest version of each key is then found by looking up its key among
             the (few) rows of the other files, with no shuffle or sort of the rows
+``pair``    partial-update or aggregation without ``sequence.field``: a base as for
+            ``newest``, and the other files share no key either, so a key has at most two
+            versions, the base's older than the other's; each base row meets the other
+            version of its key, if any, in a broadcast join and the two are folded row by
+            row (the engine's own fold step, twice): one scan of the base, no shuffle,
+            sort or grouping
 ``split``   the base is the largest set of files that share no key: its rows whose key no
             other file holds are their key's only version; only the others, and the other
             files' rows, are merged
@@ -37,12 +43,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from schemalab.engine.plan import DataFile
-from schemalab.paimon.merge_options import DEDUPLICATE, FIRST_ROW
+from schemalab.paimon.merge_options import AGGREGATION, DEDUPLICATE, FIRST_ROW, PARTIAL_UPDATE
 
-Strategy = Literal["raw", "single", "newest", "split", "full"]
+Strategy = Literal["raw", "single", "newest", "pair", "split", "full"]
 
 #: the most rows whose keys a merge broadcasts to every task (``newest``, ``split``)
 BROADCAST_ROWS = 5_000_000
+#: the most rows, and bytes of their files, that ``pair`` buckets broadcast (every column:
+#: the driver holds them, 2 GB by default); past either they are ``split``
+PAIR_ROWS = 2_000_000
+PAIR_FILE_BYTES = 32 << 20
+#: the engines whose merge is a fold of a key's versions, oldest first
+_FOLDS = (PARTIAL_UPDATE, AGGREGATION)
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,8 @@ class BucketPlan:
     #: the bucket's sorted runs, oldest first
     runs: tuple[tuple[DataFile, ...], ...]
     strategy: Strategy
-    #: ``newest`` and ``split``: files that share no key (see the module's docstring)
+    #: ``newest``, ``pair`` and ``split``: files that share no key (see the module's
+    #: docstring)
     base: tuple[DataFile, ...] = ()
     #: whether the files outside the base share no key either (each key once among them)
     rest_disjoint: bool = False
@@ -73,15 +86,16 @@ class BucketPlan:
 
     def merged_rows(self) -> int:
         """Rows that may go through the merge function (an upper bound)."""
-        if self.strategy in ("raw", "single", "newest"):
+        if self.strategy in ("raw", "single", "newest", "pair"):
             return 0
         if self.strategy == "split":
             return sum(f.row_count for f in self.rest)
         return self.rows
 
     def broadcast_rows(self) -> int:
-        """Rows whose keys the merge broadcasts (``newest``, ``split``: the rest's)."""
-        if self.strategy in ("newest", "split"):
+        """Rows whose keys the merge broadcasts (``newest``, ``pair``, ``split``: the
+        rest's; ``pair`` broadcasts every column of them)."""
+        if self.strategy in ("newest", "pair", "split"):
             return sum(f.row_count for f in self.rest)
         return 0
 
@@ -193,6 +207,15 @@ def _plan(partition: tuple[object, ...], bucket: int, runs: tuple[tuple[DataFile
             in_base = {f.path for f in base}
             rest = [f for f in files if f.path not in in_base]
             return BucketPlan(partition, bucket, runs, "newest", base, _disjoint(rest))
+    if engine in _FOLDS and not sequence_fields:
+        base = _oldest_disjoint(runs)
+        if len(base) == len(files):
+            return BucketPlan(partition, bucket, runs, "single")
+        in_base = {f.path for f in base}
+        rest = [f for f in files if f.path not in in_base]
+        if base and _disjoint(rest) and \
+                sum(f.row_count for f in rest) <= sum(f.row_count for f in base):
+            return BucketPlan(partition, bucket, runs, "pair", base, True)
     base = _largest_disjoint(runs)
     if len(base) == len(files):
         return BucketPlan(partition, bucket, runs, "single")
@@ -202,11 +225,19 @@ def _plan(partition: tuple[object, ...], bucket: int, runs: tuple[tuple[DataFile
     return BucketPlan(partition, bucket, runs, "full")
 
 
-def limit_broadcast(plans: list[BucketPlan], broadcast_rows: int = BROADCAST_ROWS
+def limit_broadcast(plans: list[BucketPlan], broadcast_rows: int = BROADCAST_ROWS,
+                    pair_rows: int = PAIR_ROWS, pair_bytes: int = PAIR_FILE_BYTES
                     ) -> list[BucketPlan]:
-    """``newest`` and ``split`` broadcast the keys of the files outside their base; past
-    ``broadcast_rows`` of them, the buckets merge in full."""
+    """``newest``, ``pair`` and ``split`` broadcast the keys of the files outside their base
+    (``pair`` every column of them); past ``pair_rows`` of those or ``pair_bytes`` of their
+    files, ``pair`` buckets merge as ``split`` (their base shares no key), and past
+    ``broadcast_rows`` in all, the buckets merge in full."""
+    pairs = [p for p in plans if p.strategy == "pair"]
+    if sum(p.broadcast_rows() for p in pairs) > pair_rows or \
+            sum(f.file_size for p in pairs for f in p.rest) > pair_bytes:
+        plans = [BucketPlan(p.partition, p.bucket, p.runs, "split", p.base)
+                 if p.strategy == "pair" else p for p in plans]
     if sum(p.broadcast_rows() for p in plans) <= broadcast_rows:
         return plans
     return [BucketPlan(p.partition, p.bucket, p.runs, "full")
-            if p.strategy in ("newest", "split") else p for p in plans]
+            if p.strategy in ("newest", "pair", "split") else p for p in plans]
