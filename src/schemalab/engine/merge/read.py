@@ -259,10 +259,14 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     # the newer version as flat columns (a struct per row cost a third more to broadcast)
     newer = {n: f"{_NEWER}_{i}" for i, n in enumerate((SEQ_COL, KIND_COL, *m.names))
              if n not in m.keys}
+    # only rows whose key has a newer version probe the hash table: the join skips a NULL
+    # key, and the bitmap's test is cheaper than a probe (a pair has one integer key)
+    key, newer_key = F.col(quote(m.keys[0])), f"{_NEWER}_key"
+    in_rest = key_bitmap(m.keys[0], rest_keys)
+    probe = key if in_rest is None else F.when(in_rest.test(spark), key)
     joined = base.join(F.broadcast(rest.select(
-        *[F.col(quote(k)) for k in m.keys],
-        *[F.col(quote(n)).alias(alias) for n, alias in newer.items()])),
-        on=list(m.keys), how="left")
+        key.alias(newer_key), *[F.col(quote(n)).alias(alias) for n, alias in newer.items()])),
+        on=probe == F.col(newer_key), how="left").drop(newer_key)
     paired = F.struct(*[F.col(quote(newer.get(n, n))).alias(n)
                         for n in (SEQ_COL, KIND_COL, *m.names)])
     folded = fold_two(joined.withColumn(_NEWER, F.when(
