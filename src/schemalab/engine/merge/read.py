@@ -272,8 +272,8 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     folded = fold_two(joined.withColumn(_NEWER, F.when(
         F.col(quote(newer[SEQ_COL])).isNotNull(), paired)), m, FOLDS[m.opts.engine](m), _NEWER)
     names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
-    if m.opts.rowkind_field is not None or any(
-            f.delete_row_count for f in (*base_files, *rest_files)):
+    if m.opts.rowkind_field is not None or any(  # None: not recorded, so possibly some
+            f.delete_row_count != 0 for f in (*base_files, *rest_files)):
         # results that retract are dropped by a generator (one row or none each), not a
         # filter: a filter on the result's kind would be pushed below the fold's
         # projections, inlining their states into its condition
