@@ -250,8 +250,8 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     base_files = [f for b in buckets for f in b.base]
     rest_files = [f for b in buckets for f in b.rest]
     base_keys = key_values(m.keys, base_files, plan)
-    rest_keys = key_values(m.keys, rest_files, plan)
     in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys)
+    rest_keys = None if in_base is None else key_values(m.keys, rest_files, plan)
     if in_base is None or rest_keys is None:
         return None
     base, rest = read(base_files), read(rest_files)

@@ -199,23 +199,20 @@ def _plan(partition: tuple[object, ...], bucket: int, runs: tuple[tuple[DataFile
         return BucketPlan(partition, bucket, runs, "raw")
     if len(runs) == 1:
         return BucketPlan(partition, bucket, runs, "single")
-    if engine == DEDUPLICATE and not sequence_fields:
+    if engine in (DEDUPLICATE, *_FOLDS) and not sequence_fields:
+        # the versions of a key merge in the order the files were written: the oldest
+        # files sharing no key are a base every other file is newer than
         base = _oldest_disjoint(runs)
         if len(base) == len(files):
             return BucketPlan(partition, bucket, runs, "single")
         if base:
             in_base = {f.path for f in base}
             rest = [f for f in files if f.path not in in_base]
-            return BucketPlan(partition, bucket, runs, "newest", base, _disjoint(rest))
-    if engine in _FOLDS and not sequence_fields:
-        base = _oldest_disjoint(runs)
-        if len(base) == len(files):
-            return BucketPlan(partition, bucket, runs, "single")
-        in_base = {f.path for f in base}
-        rest = [f for f in files if f.path not in in_base]
-        if base and _disjoint(rest) and \
-                sum(f.row_count for f in rest) <= sum(f.row_count for f in base):
-            return BucketPlan(partition, bucket, runs, "pair", base, True)
+            if engine == DEDUPLICATE:
+                return BucketPlan(partition, bucket, runs, "newest", base, _disjoint(rest))
+            if _disjoint(rest) and \
+                    sum(f.row_count for f in rest) <= sum(f.row_count for f in base):
+                return BucketPlan(partition, bucket, runs, "pair", base, True)
     base = _largest_disjoint(runs)
     if len(base) == len(files):
         return BucketPlan(partition, bucket, runs, "single")
