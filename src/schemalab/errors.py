@@ -30,12 +30,25 @@ def with_message(error: SchemaLabError, message: str) -> SchemaLabError:
 
 
 class UnknownTypeError(SchemaLabError, ValueError):
-    """A type string or JSON type node that is not a Paimon type."""
+    """A type string or JSON type node that is not a Paimon type (rule ``unknown-type``), or
+    a Paimon type that schemalab does not support yet (rule ``unsupported-type``)."""
 
     def __init__(self, message: str, *, type_text: str | None = None,
-                 table: str | None = None, column: str | None = None) -> None:
-        super().__init__(message, table=table, column=column, rule="unknown-type")
+                 table: str | None = None, column: str | None = None,
+                 rule: str = "unknown-type") -> None:
+        super().__init__(message, table=table, column=column, rule=rule)
         self.type_text = type_text
+
+
+class UnsupportedFeatureError(SchemaLabError):
+    """A table feature (named in ``feature``, enabled by ``option``) that schemalab cannot
+    read or maintain yet: refused before anything is read or written, never ignored."""
+
+    def __init__(self, message: str, *, table: str | None = None, column: str | None = None,
+                 feature: str, option: str | None = None) -> None:
+        super().__init__(message, table=table, column=column, rule="unsupported-feature")
+        self.feature = feature
+        self.option = option
 
 
 class SchemaChangeError(SchemaLabError):

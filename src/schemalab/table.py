@@ -40,6 +40,7 @@ from schemalab.explain.why import WhyAnswer, why
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.history.paimon import paimon_history
+from schemalab.paimon.features import check_readable_features
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.primary_key import check_readable, file_key_range, key_range_ordered
@@ -225,7 +226,9 @@ class Table:
         dvs = deletion_files(self.path, index_files(self.path, snapshot)) if snapshot else {}
         out = []
         dirs = BucketDirs(self.path)
-        for e in self.live_entries(snapshot):
+        entries = self.live_entries(snapshot)
+        check_readable_features(self.schema, self.name, entries)
+        for e in entries:
             s = self.schema_at(e.file.schema_id)
             path = dirs.data_file_path(e, s)
             fileio.check_data_file(path, e.file.file_size, table=self.name)
@@ -260,6 +263,7 @@ class Table:
         if snapshot_id is None and schema is None:
             schema = "current"
         target = self._target_schema(snap, schema)
+        check_readable_features(target, self.name)
         try:
             mode = cast_mode(target.effective_options())
         except ValueError as e:

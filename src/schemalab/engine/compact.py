@@ -39,6 +39,7 @@ from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.bucket import bucket_keys
+from schemalab.paimon.features import check_writable_features
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
 from schemalab.paimon.scan import live_files
@@ -136,6 +137,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     """Compact the table at ``target`` (its latest snapshot) in ``target.schema``."""
     schema, table = target.schema, target.name
     fileio.check_writable(target.path)
+    check_writable_features(schema, table, "COMPACT")
     strategy = (order_strategy or "none").strip().lower()
     _check_arguments(schema, table, strategy, order_by)
     specs = parse_partitions(partitions, schema, table)

@@ -16,6 +16,7 @@ from schemalab.engine.bucket import bucket_column
 from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
+from schemalab.paimon.features import check_writable_features
 from schemalab.paimon.manifest import FileKind, ManifestEntry
 from schemalab.paimon.primary_key import DELETE, check_writable
 from schemalab.paimon.scan import live_files, partition_values
@@ -31,6 +32,7 @@ def insert(target: WriteTarget, data: Any, *, columns: Any = None, by_position: 
     Spark DataFrame, a pandas DataFrame or Python rows, cast to the target's schema."""
     schema = target.schema
     fileio.check_writable(target.path)  # before Spark starts
+    check_writable_features(schema, target.name, "INSERT OVERWRITE" if overwrite else "INSERT")
     if schema.primary_keys:
         check_writable(schema, target.name)
     df = write.to_frame(target.spark, data, schema, target.name, columns=columns,
@@ -61,6 +63,7 @@ def insert(target: WriteTarget, data: Any, *, columns: Any = None, by_position: 
 def delete_rows(target: WriteTarget, rows: DataFrame) -> Snapshot | None:
     """Delete records (``-D``) for ``rows`` (today's merged rows of a primary-key table,
     already filtered); no snapshot when there are none."""
+    check_writable_features(target.schema, target.name, "DELETE")
     check_writable(target.schema, target.name)
     df = write.to_frame(target.spark, rows, target.schema, target.name)
     return _write_and_commit(target, lambda: pk_write.write_entries(target, df, kind=DELETE),

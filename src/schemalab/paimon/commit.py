@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from schemalab import fileio
 from schemalab.errors import CommitConflictError
+from schemalab.paimon.features import check_writable_features
 from schemalab.paimon.manifest import (
     FileKind,
     FileNamer,
@@ -52,6 +53,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
     rewrote every file with a deletion vector passes False to drop them."""
     if not entries:
         return None
+    # the writers check first (before Spark writes anything); this is the last line
+    check_writable_features(schema, table, f"{kind} commit")
     namer = FileNamer()
     manifest_dir = os.path.join(table_path, "manifest")
     fileio.makedirs(manifest_dir)

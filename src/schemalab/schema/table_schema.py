@@ -191,6 +191,9 @@ class TableSchema:
         try:
             fields = tuple(field_from_json(f) for f in data["fields"])
         except UnknownTypeError as e:
+            if e.rule == "unsupported-type":  # a real Paimon type, not a damaged file
+                raise UnknownTypeError(f"{path}: {e.message}", type_text=e.type_text,
+                                       rule=e.rule) from None
             raise CorruptFileError(path, e.message) from None
         except RecursionError:
             raise CorruptFileError(path, "a field type is nested too deeply") from None

@@ -1,0 +1,96 @@
+"""Paimon 1.1+ table features that schemalab does not maintain yet, refused by name.
+
+A table that another engine wrote may use a feature whose meaning lives outside the
+schema and the data files' columns: row tracking (``_FIRST_ROW_ID`` per file,
+``nextRowId`` per snapshot), data evolution (files holding a subset of the columns for a
+range of row ids, merged on read), and default values (the ``fields.<f>.default-value``
+option, which Java Paimon 1.0 applies to every NULL it reads; ``defaultValue`` in the
+schema JSON, which Paimon 1.2+ writes in place of an omitted or NULL value). Reading or
+writing such a table as if the feature were absent returns wrong rows or leaves a table
+that the engines cannot read, so each check here refuses *before* anything is read or
+written, naming the feature and the option that enabled it.
+
+    >>> from schemalab.schema.table_schema import TableSchema
+    >>> from schemalab.types.model import DataField, INT
+    >>> s = TableSchema(0, (DataField(0, "a", INT()),), 0, options={"row-tracking.enabled": "true"})
+    >>> try:
+    ...     check_writable_features(s, "default.t", "INSERT")
+    ... except UnsupportedFeatureError as e:
+    ...     print(e.rule, "|", e.feature, "|", e.option)
+    unsupported-feature | row tracking | row-tracking.enabled
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from schemalab.errors import UnsupportedFeatureError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.paimon.manifest import ManifestEntry
+    from schemalab.schema.table_schema import TableSchema
+
+ROW_TRACKING = "row-tracking.enabled"
+DATA_EVOLUTION = "data-evolution.enabled"
+_DEFAULT_VALUE_OPTION = re.compile(r"^fields\.(.+)\.default-value$")
+
+
+def _enabled(schema: TableSchema, option: str) -> bool:
+    return schema.effective_options().get(option, "false").strip().lower() == "true"
+
+
+def check_readable_features(schema: TableSchema, table: str,
+                            entries: Iterable[ManifestEntry] = ()) -> None:
+    """Refuse a read in ``schema`` of the files ``entries`` that schemalab would get wrong."""
+    for e in entries:
+        if e.file.write_cols is not None:
+            cols = ", ".join(e.file.write_cols)
+            raise UnsupportedFeatureError(
+                f"Read of {table} refused: data file {e.file.file_name} holds only the "
+                f"column(s) {cols} of the rows from row id {e.file.first_row_id} on, written "
+                f"by a data-evolution UPDATE ('{DATA_EVOLUTION}'); schemalab does not yet "
+                "merge column files by row id, and reading them as rows would return wrong "
+                "rows.", table=table, feature="data evolution", option=DATA_EVOLUTION)
+    if _enabled(schema, DATA_EVOLUTION):
+        raise UnsupportedFeatureError(
+            f"Read of {table} refused: the table uses data evolution ('{DATA_EVOLUTION}' = "
+            "'true'), whose UPDATEs write files of some columns merged on read by row id; "
+            "schemalab does not read such tables yet.", table=table,
+            feature="data evolution", option=DATA_EVOLUTION)
+    for key, value in sorted(schema.effective_options().items()):
+        m = _DEFAULT_VALUE_OPTION.match(key)
+        if m:
+            raise UnsupportedFeatureError(
+                f"Read of {table} refused: option '{key}' = '{value}' gives column "
+                f"{m.group(1)} a default value that Java Paimon returns in place of every "
+                "NULL it reads; schemalab does not apply it yet, and would return NULL.",
+                table=table, column=m.group(1), feature="default value", option=key)
+
+
+def check_writable_features(schema: TableSchema, table: str, operation: str) -> None:
+    """Refuse ``operation`` (INSERT, DELETE, COMPACT, ...) on a table whose features a write
+    by schemalab would not maintain."""
+    for option, feature, what in (
+            (DATA_EVOLUTION, "data evolution",
+             "its files carry row ids that UPDATEs refer to"),
+            (ROW_TRACKING, "row tracking",
+             "every file needs its first row id (_FIRST_ROW_ID) and every snapshot the next "
+             "one (nextRowId)")):
+        if _enabled(schema, option):
+            raise UnsupportedFeatureError(
+                f"{operation} into {table} refused: the table uses {feature} ('{option}' = "
+                f"'true'), and {what}; schemalab does not write them yet, and the engines "
+                "would read the table wrong after its commit. Nothing was written.",
+                table=table, feature=feature, option=option)
+    if operation != "INSERT":
+        return
+    for f in schema.fields:
+        if f.default_value is not None:
+            raise UnsupportedFeatureError(
+                f"INSERT into {table} refused: column {f.name} has the default value "
+                f"{f.default_value} (defaultValue in the schema, Paimon 1.2+), which Paimon "
+                "writes in place of an omitted or NULL value; schemalab does not apply it "
+                "yet. Nothing was written.", table=table, column=f.name,
+                feature="default value", option="defaultValue")

@@ -1,0 +1,182 @@
+"""Paimon 1.1+ features on tables that pypaimon 2.1.0 wrote: never a silently wrong read and
+never a damaged table. Each case failed on main before the refusals (issue 23's four silent
+failures): a data-evolution table read 10 rows instead of 4 and its compaction committed a
+union pypaimon could no longer read; an INSERT into a row-tracking table committed a file
+without ``_FIRST_ROW_ID`` and a snapshot without ``nextRowId``; the
+``fields.<f>.default-value`` option was ignored (NULL where Java Paimon reads the default)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import schemalab as sl
+from schemalab.errors import UnknownTypeError, UnsupportedFeatureError
+from schemalab.paimon.features import DATA_EVOLUTION, ROW_TRACKING
+
+SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.string()), ("c", pa.string())])
+ROWS = {"a": [1, 2, 3, 4], "b": ["A1", "A2", "A3", "A4"], "c": ["B1", "B2", "B3", "B4"]}
+
+
+def _catalog(root: Path) -> Any:
+    from pypaimon import CatalogFactory
+
+    cat = CatalogFactory.create({"warehouse": str(root)})
+    cat.create_database("default", True)
+    return cat
+
+
+def _pypaimon_table(root: Path, name: str, options: dict[str, str],
+                    rows: dict[str, list[Any]] = ROWS) -> str:
+    from pypaimon import Schema
+
+    cat = _catalog(root)
+    cat.create_table(f"default.{name}", Schema.from_pyarrow_schema(SCHEMA, options=options),
+                     False)
+    t = cat.get_table(f"default.{name}")
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table(rows, schema=SCHEMA))
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    return str(root / "default.db" / name)
+
+
+def _pypaimon_rows(root: Path, name: str, projection: list[str] | None = None
+                   ) -> list[dict[str, Any]]:
+    t = _catalog(root).get_table(f"default.{name}")
+    rb = t.new_read_builder()
+    if projection:
+        rb = rb.with_projection(projection)
+    rows: list[dict[str, Any]] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return sorted(rows, key=lambda r: r["a"])
+
+
+def _listing(path: str) -> dict[str, int]:
+    return {os.path.relpath(os.path.join(d, f), path): os.path.getsize(os.path.join(d, f))
+            for d, _, files in os.walk(path) for f in files}
+
+
+@pytest.fixture()
+def data_evolution(tmp_path: Path) -> tuple[Path, str]:
+    """A data-evolution table: 4 rows, then an UPDATE of column c for row ids 0 and 2, which
+    writes a file holding only column c."""
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "de", {ROW_TRACKING: "true", DATA_EVOLUTION: "true"})
+    t = _catalog(root).get_table("default.de")
+    wb = t.new_batch_write_builder()
+    update = wb.new_update().with_update_type(["c"])
+    msgs = update.update_by_arrow_with_row_id(pa.table({
+        "_ROW_ID": pa.array([0, 2], pa.int64()), "c": ["B1-upd", "B3-upd"]}))
+    c = wb.new_commit()
+    c.commit(msgs)
+    c.close()
+    assert [r["c"] for r in _pypaimon_rows(root, "de")] == ["B1-upd", "B2", "B3-upd", "B4"]
+    return root, path
+
+
+def test_data_evolution_read_is_refused(data_evolution: tuple[Path, str], spark: Any) -> None:
+    _, path = data_evolution
+    t = sl.open_table(path, spark=spark)
+    for call in (t.read, t.explain_read, lambda: t.read(snapshot_id=1),
+                 lambda: t.why("c")):
+        with pytest.raises(UnsupportedFeatureError) as e:
+            call()
+        assert e.value.rule == "unsupported-feature"
+        assert e.value.feature == "data evolution" and e.value.option == DATA_EVOLUTION
+        assert e.value.table == "default.de"
+    # the file of column c alone is named, with the row ids it covers
+    with pytest.raises(UnsupportedFeatureError, match=r"holds only the column\(s\) c"):
+        t.data_files(t.latest_snapshot)
+    # the history is metadata only: it still opens
+    assert [s.id for s in t.history().snapshots] == [1, 2]
+
+
+def test_data_evolution_compaction_is_refused_and_writes_nothing(
+        data_evolution: tuple[Path, str], spark: Any) -> None:
+    root, path = data_evolution
+    wh = sl.Warehouse(root, spark=spark)
+    before = _listing(path)
+    for stmt in ("CALL sys.compact(table => 'default.de')",
+                 "INSERT INTO default.de VALUES (5, 'A5', 'B5')"):
+        with pytest.raises(UnsupportedFeatureError, match="data evolution") as e:
+            wh.sql(stmt)
+        assert e.value.option == DATA_EVOLUTION
+    assert _listing(path) == before
+    assert [r["c"] for r in _pypaimon_rows(root, "de")] == ["B1-upd", "B2", "B3-upd", "B4"]
+
+
+def test_row_tracking_reads_and_refuses_writes(tmp_path: Path, spark: Any) -> None:
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "rt", {ROW_TRACKING: "true"})
+    wh = sl.Warehouse(root, spark=spark)
+    # a read needs no row ids: the rows are the files' rows
+    assert sorted(map(tuple, wh.sql("SELECT * FROM default.rt").collect())) == [
+        (1, "A1", "B1"), (2, "A2", "B2"), (3, "A3", "B3"), (4, "A4", "B4")]
+    before = _listing(path)
+    for stmt, op in (("INSERT INTO default.rt VALUES (5, 'A5', 'B5')", "INSERT"),
+                     ("INSERT OVERWRITE default.rt VALUES (5, 'A5', 'B5')", "INSERT OVERWRITE"),
+                     ("CALL sys.compact(table => 'default.rt')", "COMPACT")):
+        with pytest.raises(UnsupportedFeatureError) as e:
+            wh.sql(stmt)
+        assert e.value.option == ROW_TRACKING and e.value.feature == "row tracking"
+        assert str(e.value).startswith(f"{op} into default.rt refused")
+    assert _listing(path) == before
+    rows = _pypaimon_rows(root, "rt", ["a", "_ROW_ID"])
+    assert [(r["a"], r["_ROW_ID"]) for r in rows] == [(1, 0), (2, 1), (3, 2), (4, 3)]
+
+
+def test_default_value_option_read_is_refused(tmp_path: Path, spark: Any) -> None:
+    """Java Paimon 1.0 reads ``fields.b.default-value`` in place of every NULL of b
+    (``[2, 'dflt']`` where the file holds ``[2, NULL]``); schemalab refuses rather than read
+    NULL."""
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "dv", {"fields.b.default-value": "dflt"},
+                           rows={"a": [2], "b": [None], "c": ["x"]})
+    t = sl.open_table(path, spark=spark)
+    with pytest.raises(UnsupportedFeatureError, match="fields.b.default-value") as e:
+        t.read()
+    assert (e.value.column, e.value.feature, e.value.option) == (
+        "b", "default value", "fields.b.default-value")
+    with pytest.raises(UnsupportedFeatureError):
+        t.explain_read()
+
+
+def test_schema_default_value_insert_is_refused(tmp_path: Path, spark: Any) -> None:
+    """A ``defaultValue`` in the schema JSON (Paimon 1.2+): Paimon writes it for an omitted
+    or NULL value; schemalab would write NULL, so it refuses the INSERT; reads are the
+    files' values, as Paimon reads them."""
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "sd", {})
+    schema_file = Path(path) / "schema" / "schema-0"
+    doc = json.loads(schema_file.read_text())
+    doc["fields"][1]["defaultValue"] = "'dflt'"
+    schema_file.write_text(json.dumps(doc, indent=2))
+    wh = sl.Warehouse(root, spark=spark)
+    assert wh.sql("SELECT count(*) FROM default.sd").collect()[0][0] == 4
+    before = _listing(path)
+    with pytest.raises(UnsupportedFeatureError, match="column b has the default value") as e:
+        wh.sql("INSERT INTO default.sd (a, c) VALUES (5, 'B5')")
+    assert e.value.column == "b" and e.value.option == "defaultValue"
+    assert _listing(path) == before
+
+
+@pytest.mark.parametrize("type_text", ["BLOB", "VECTOR<FLOAT, 3>"])
+def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None:
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "bl", {})
+    schema_file = Path(path) / "schema" / "schema-0"
+    doc = json.loads(schema_file.read_text())
+    doc["fields"].append({"id": 3, "name": "payload", "type": type_text})
+    doc["highestFieldId"] = 3
+    schema_file.write_text(json.dumps(doc, indent=2))
+    t = sl.open_table(path)
+    with pytest.raises(UnknownTypeError, match="Paimon 1.4\\+ type") as e:
+        _ = t.schema
+    assert e.value.rule == "unsupported-type" and "is not a Paimon type" not in str(e.value)
