@@ -49,10 +49,37 @@ $(JAVA_PAIMON_STAMP): $(JAVA_PAIMON_REQS)
 	$(JAVA_PAIMON_VENV)/bin/python -m pip install --quiet -r $(JAVA_PAIMON_REQS)
 	@touch $(JAVA_PAIMON_STAMP)
 
-# Only the Java Paimon cross-checks (both directions, every snapshot, and its real tables).
+# The newest releases as oracles, from Maven Central (tests/oracles/java/): Java Paimon 2.0.0
+# and Java Iceberg 1.12.0, each a plain classpath (no build) that the py4j workers in
+# $(JAVA_PAIMON_VENV) start a JVM on. Maven's repository stays under $(ORACLES) (ignored).
+ORACLES := .oracles
+ORACLES_M2 := $(abspath $(ORACLES))/m2
+MVN := mvn -q -B -Dmaven.repo.local=$(ORACLES_M2)
+PAIMON2_VERSION := 2.0.0
+PAIMON2_CP := $(ORACLES)/paimon-$(PAIMON2_VERSION).classpath
+ICEBERG12_CP := $(ORACLES)/iceberg-1.12.0.classpath
+
+# paimon-bundle 2.0.0 is not served; paimon-flink-2.0 2.0.0 shades it whole. Its POM's parent
+# is not served either, so it is fetched alone (-Dtransitive=false) and put first.
+$(PAIMON2_CP): tests/oracles/java/paimon-2.0/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { echo "the Java oracles need Maven (apt-get install maven)"; exit 1; }
+	$(MVN) dependency:get -Dtransitive=false -Dartifact=org.apache.paimon:paimon-flink-2.0:$(PAIMON2_VERSION)
+	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@).rest
+	printf '%s:%s' "$(ORACLES_M2)/org/apache/paimon/paimon-flink-2.0/$(PAIMON2_VERSION)/paimon-flink-2.0-$(PAIMON2_VERSION).jar" \
+	  "$$(cat $@.rest)" > $@ && rm -f $@.rest
+
+$(ICEBERG12_CP): tests/oracles/java/iceberg-1.12/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { echo "the Java oracles need Maven (apt-get install maven)"; exit 1; }
+	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@)
+
+.PHONY: oracle-jars
+oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP)
+
+# The Java cross-checks: Paimon 1.0 and 2.0.0 both ways, every snapshot, Java's real tables;
+# Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
 INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py \
-  tests/test_parquet_encoding.py tests/test_partition_paths.py
-test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
+  tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py
+test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
 # --- end Java Paimon oracle ------------------------------------------------------------------
 

@@ -1,8 +1,13 @@
-"""The ``java_paimon`` pytest fixture: one Java Paimon worker (one JVM) per test session.
+"""The Java Paimon oracles as pytest fixtures: one worker (one JVM) per version per session.
 
-Import it into a test module (``from oracles.fixtures import java_paimon``); pytest then
-finds it there. Without ``.venv-paimon-java`` the fixture FAILS (it does not skip): the
-cross-check is part of ``make test``, which builds that venv.
+- ``java_paimon`` (= ``java_paimon_1``): Java Paimon 1.0 (the oracle of ``make test``'s Java
+  cross-checks);
+- ``java_paimon_2``: Java Paimon 2.0.0 (Maven Central, ``make oracle-jars``);
+- ``java_paimon_each``: parametrized over both (ids ``paimon-1.0``, ``paimon-2.0.0``). A test
+  module whose every test should run against both overrides ``java_paimon`` with it.
+
+Import them into a test module (``pytest_plugins = ["oracles.fixtures"]``). A missing oracle
+FAILS the test (it does not skip), naming the make target that builds it.
 """
 
 from __future__ import annotations
@@ -11,16 +16,38 @@ from collections.abc import Iterator
 
 import pytest
 
-from .java_paimon import JavaPaimon, JavaPaimonUnavailable
+from .java_paimon import VERSIONS, JavaPaimon, JavaPaimonUnavailable
 
 
-@pytest.fixture(scope="session")
-def java_paimon() -> Iterator[JavaPaimon]:
+def _start(version: str) -> Iterator[JavaPaimon]:
     try:
-        client = JavaPaimon.start()
+        client = JavaPaimon.start(version)
     except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Paimon oracle unavailable: {exc}", pytrace=False)
+        pytest.fail(f"Java Paimon {version} oracle unavailable: {exc}", pytrace=False)
     try:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture(scope="session")
+def java_paimon_1() -> Iterator[JavaPaimon]:
+    yield from _start("1.0")
+
+
+@pytest.fixture(scope="session")
+def java_paimon(java_paimon_1: JavaPaimon) -> JavaPaimon:
+    return java_paimon_1
+
+
+@pytest.fixture(scope="session")
+def java_paimon_2() -> Iterator[JavaPaimon]:
+    yield from _start("2.0.0")
+
+
+@pytest.fixture(params=[pytest.param(v, id=f"paimon-{v}") for v in VERSIONS])
+def java_paimon_each(request: pytest.FixtureRequest) -> JavaPaimon:
+    # (not "java_paimon": a module may override that name with this fixture)
+    name = "java_paimon_1" if request.param == "1.0" else "java_paimon_2"
+    client: JavaPaimon = request.getfixturevalue(name)
+    return client

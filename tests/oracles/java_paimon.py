@@ -1,4 +1,6 @@
-"""Client for the Java Paimon 1.0 oracle (``java_paimon_worker.py`` in ``.venv-paimon-java``).
+"""Client for the Java Paimon oracles (``java_paimon_worker.py`` in ``.venv-paimon-java``):
+Paimon 1.0 (the bridge jar of paimon-python-ali) and Paimon 2.0.0 (from Maven Central,
+``make oracle-jars``), the same operations on either (``JavaPaimon.start("2.0.0")``).
 
     java = JavaPaimon.start()
     java.create_table(wh, "t", [("id", "INT"), ("v", "STRING")], primary_keys=["id"],
@@ -30,6 +32,9 @@ REPO = ORACLES.parent.parent
 JAVA_VENV = REPO / ".venv-paimon-java"
 WORKER = ORACLES / "java_paimon_worker.py"
 MAKE_HINT = "run `make .venv-paimon-java` (from the repository root) to build it"
+#: version → the classpath file ``make oracle-jars`` writes (1.0 is the bridge jar instead)
+CLASSPATHS = {"2.0.0": REPO / ".oracles" / "paimon-2.0.0.classpath"}
+VERSIONS = ("1.0", *CLASSPATHS)
 
 
 class JavaPaimonUnavailable(RuntimeError):
@@ -66,7 +71,10 @@ def pyspark_netty_jar() -> str:
 
 
 class JavaPaimon:
-    def __init__(self, proc: subprocess.Popen[str], timeout: float) -> None:
+    def __init__(self, proc: subprocess.Popen[str], timeout: float,
+                 version: str = "1.0") -> None:
+        #: "1.0" or "2.0.0": which Paimon answers
+        self.version = version
         self.proc = proc
         self.timeout = timeout
         self._next_id = 0
@@ -86,15 +94,26 @@ class JavaPaimon:
         return py
 
     @classmethod
-    def start(cls, timeout: float = 180.0, netty_jar: str | None = None) -> JavaPaimon:
+    def start(cls, version: str = "1.0", timeout: float = 180.0,
+              netty_jar: str | None = None) -> JavaPaimon:
         py = cls.python()
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
+        if version == "1.0":
+            args = ["--netty-jar", netty_jar or pyspark_netty_jar()]
+        else:
+            cp = CLASSPATHS.get(version)
+            if cp is None:
+                raise ValueError(f"no Java Paimon oracle {version!r}; there are {VERSIONS}")
+            if not cp.exists():
+                raise JavaPaimonUnavailable(f"Java Paimon {version}'s jars are missing ({cp}): "
+                                            "run `make oracle-jars` (from the repository root)")
+            args = ["--classpath", str(cp)]
         proc = subprocess.Popen(
-            [str(py), "-u", str(WORKER), "--netty-jar", netty_jar or pyspark_netty_jar()],
+            [str(py), "-u", str(WORKER), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, encoding="utf-8", env=env, cwd=str(ORACLES))
-        client = cls(proc, timeout)
+        client = cls(proc, timeout, version)
         ready = client._receive(timeout=120.0)
         if not ready.get("ok"):
             client.close()

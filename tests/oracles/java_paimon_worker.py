@@ -14,7 +14,11 @@ Response: ``{"id": 1, "ok": true, "result": ...}`` or
 Values cross in the canonical form of ``canonical.py``; on a write, plain JSON numbers
 and strings are accepted where unambiguous (``1.5`` for a DOUBLE, ``"12.30"`` for a DECIMAL).
 
-Usage: python java_paimon_worker.py --netty-jar /path/to/netty-common-X.jar
+Usage: python java_paimon_worker.py --netty-jar /path/to/netty-common-X.jar   (Paimon 1.0)
+       python java_paimon_worker.py --classpath .oracles/paimon-2.0.0.classpath  (Paimon 2.0.0)
+
+With ``--classpath`` the JVM runs the Maven-fetched Paimon (``make oracle-jars``) under a plain
+py4j gateway instead of the bridge jar; the operations are the same Java API calls.
 """
 
 from __future__ import annotations
@@ -76,6 +80,21 @@ def start_gateway(netty_jar: str | None) -> Any:
 
     java_gateway.launch_gateway_server_process = launch_and_drain
     return java_gateway.get_gateway()
+
+
+class BuilderUtil:
+    """What the bridge's ``org.apache.paimon.python.InvocationUtil`` does, for a plain
+    classpath: py4j's reflection does not find the tables' default ``new*Builder`` methods,
+    so the builders are made by their public constructors."""
+
+    def __init__(self, paimon: Any) -> None:
+        self.P = paimon
+
+    def getReadBuilder(self, table: Any) -> Any:  # noqa: N802 - the bridge's name
+        return self.P.table.source.ReadBuilderImpl(table)
+
+    def getBatchWriteBuilder(self, table: Any) -> Any:  # noqa: N802 - the bridge's name
+        return self.P.table.sink.BatchWriteBuilderImpl(table)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,9 +437,17 @@ class Worker:
         self.catalogs: dict[str, Any] = {}
         self.tmp = tempfile.mkdtemp(prefix="java-paimon-io-")
         self.io_manager = self.P.disk.IOManager.create(self.tmp)
-        self.Util = self.P.python.InvocationUtil
+        self.bridge = self._has_class("org.apache.paimon.python.InvocationUtil")
+        self.Util = self.P.python.InvocationUtil if self.bridge else BuilderUtil(self.P)
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _has_class(self, name: str) -> bool:
+        try:
+            self.jvm.java.lang.Class.forName(name)
+        except Exception:  # noqa: BLE001 - py4j wraps ClassNotFoundException
+            return False
+        return True
 
     def catalog(self, warehouse: str) -> Any:
         cat = self.catalogs.get(warehouse)
@@ -513,7 +540,7 @@ class Worker:
         types = [PType(f.type()) for f in fields]
         rows = req["rows"]
         kinds = req.get("row_kinds") or ["+I"] * len(rows)
-        dynamic = table.bucketMode().name() in ("HASH_DYNAMIC", "CROSS_PARTITION")
+        dynamic = table.bucketMode().name() in ("HASH_DYNAMIC", "CROSS_PARTITION", "KEY_DYNAMIC")
         assign = self._bucket_assigner(table) if dynamic else None
 
         def fill(write: Any) -> None:
@@ -527,12 +554,15 @@ class Worker:
         return {"snapshot_id": self.commit(table, fill)}
 
     def _bucket_assigner(self, table: Any) -> Any:
-        if table.bucketMode().name() == "CROSS_PARTITION":
+        if table.bucketMode().name() in ("CROSS_PARTITION", "KEY_DYNAMIC"):  # (2.x: KEY_DYNAMIC)
             raise ValueError("cross-partition (global index) writes are not supported here")
         opts = table.coreOptions()
-        assigner = self.P.index.HashBucketAssigner(
-            table.snapshotManager(), "java-paimon-oracle", table.store().newIndexFileHandler(),
-            1, 1, 0, opts.dynamicBucketTargetRowNum())
+        args = [table.snapshotManager(), "java-paimon-oracle",
+                table.store().newIndexFileHandler(), 1, 1, 0, opts.dynamicBucketTargetRowNum()]
+        if not self.bridge:  # Paimon 2.x: and the maximum number of buckets
+            max_buckets = opts.dynamicBucketMaxBuckets()
+            args.append(-1 if max_buckets is None else int(max_buckets))
+        assigner = self.P.index.HashBucketAssigner(*args)
         extractor = self.P.table.sink.RowPartitionKeyExtractor(table.schema())
 
         def assign(row: Any) -> int:
@@ -628,7 +658,11 @@ class Worker:
         column = req["column"]
         snapshot_id = table.snapshotManager().latestSnapshotId()
         handler = table.store().newIndexFileHandler()
-        Maintainer = self.P.deletionvectors.append.AppendDeletionFileMaintainer
+        if self.bridge:
+            Maintainer = self.P.deletionvectors.append.AppendDeletionFileMaintainer
+        else:  # Paimon 2.x: renamed, and given the Snapshot rather than its id
+            Maintainer = self.P.deletionvectors.append.BaseAppendDeleteFileMaintainer
+            snapshot_id = table.snapshotManager().latestSnapshot()
         unaware = table.bucketMode().name() == "BUCKET_UNAWARE"
         maintainers: dict[tuple[str, int], Any] = {}
         deleted = 0
@@ -659,9 +693,16 @@ class Worker:
             entries = list(m.persist())
             added = [e.indexFile() for e in entries if e.kind().name() == "ADD"]
             removed = [e.indexFile() for e in entries if e.kind().name() != "ADD"]
-            messages.append(self.P.table.sink.CommitMessageImpl(
-                m.getPartition(), m.getBucket(), io.DataIncrement.emptyIncrement(),
-                io.CompactIncrement.emptyIncrement(), io.IndexIncrement(added, removed)))
+            if self.bridge:
+                messages.append(self.P.table.sink.CommitMessageImpl(
+                    m.getPartition(), m.getBucket(), io.DataIncrement.emptyIncrement(),
+                    io.CompactIncrement.emptyIncrement(), io.IndexIncrement(added, removed)))
+            else:  # Paimon 2.x: index files travel in the DataIncrement
+                total = None if unaware else int(table.coreOptions().bucket())
+                messages.append(self.P.table.sink.CommitMessageImpl(
+                    m.getPartition(), m.getBucket(), total,
+                    io.DataIncrement([], [], [], added, removed),
+                    io.CompactIncrement.emptyIncrement()))
         commit = self.Util.getBatchWriteBuilder(table).newCommit()
         try:
             commit.commit(messages)
@@ -716,7 +757,10 @@ class Worker:
             key = split.partition().toString()
             entry = by_partition.setdefault(key, (split.partition(), []))
             entry[1].extend(list(split.dataFiles()))
-        tasks = [self.P.append.UnawareAppendCompactionTask(partition, files)
+        # Paimon 2.x renamed the task (AppendCompactTask)
+        Task = (self.P.append.UnawareAppendCompactionTask if self.bridge
+                else self.P.append.AppendCompactTask)
+        tasks = [Task(partition, files)
                  for partition, files in by_partition.values() if len(files) > 1]
         if not tasks:
             return {"snapshot_id": None, "tasks": 0}
@@ -754,9 +798,16 @@ def error_of(exc: BaseException) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--netty-jar", default=os.environ.get("JAVA_PAIMON_NETTY_JAR"))
+    ap.add_argument("--classpath", help="a file holding the classpath (make oracle-jars)")
     args = ap.parse_args()
     try:
-        worker = Worker(start_gateway(args.netty_jar))
+        if args.classpath:
+            import gateway
+
+            gw = gateway.start(gateway.read_classpath(args.classpath))
+        else:
+            gw = start_gateway(args.netty_jar)
+        worker = Worker(gw)
         ready: dict[str, Any] = {"id": 0, "ok": True, "result": "ready"}
     except BaseException as exc:  # noqa: BLE001 - reported to the client, then exit
         ready = {"id": 0, "ok": False, "error": error_of(exc)}

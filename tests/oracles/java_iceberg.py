@@ -1,0 +1,56 @@
+"""Client for the Java Iceberg 1.12.0 oracle (``java_iceberg_worker.py`` in
+``.venv-paimon-java``, on the classpath of ``make oracle-jars``).
+
+    iceberg = JavaIceberg.start()
+    iceberg.read("/x/db/t", snapshot_id=123, relocate={"/tmp/where/it/was/written": "/x/db"})
+    # {"columns", "types" (Iceberg's), "rows" (canonical JSON texts, sorted)}
+    iceberg.close()
+
+The process plumbing (one JVM per session, requests answered in order, Java failures raised as
+``JavaPaimonError`` with Java's class and message) is the Paimon client's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Any
+
+from .java_paimon import ORACLES, REPO, JavaPaimon, JavaPaimonUnavailable
+
+WORKER = ORACLES / "java_iceberg_worker.py"
+VERSION = "1.12.0"
+CLASSPATH = REPO / ".oracles" / f"iceberg-{VERSION}.classpath"
+
+
+class JavaIceberg(JavaPaimon):
+    @classmethod
+    def start(cls, version: str = VERSION, timeout: float = 180.0,
+              netty_jar: str | None = None) -> JavaIceberg:
+        if version != VERSION:
+            raise ValueError(f"no Java Iceberg oracle {version!r}; there is {VERSION}")
+        py = cls.python()
+        if not CLASSPATH.exists():
+            raise JavaPaimonUnavailable(f"Java Iceberg {VERSION}'s jars are missing "
+                                        f"({CLASSPATH}): run `make oracle-jars`")
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        proc = subprocess.Popen(
+            [str(py), "-u", str(WORKER), "--classpath", str(CLASSPATH)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, encoding="utf-8", env=env, cwd=str(ORACLES))
+        client = cls(proc, timeout, version)
+        ready = client._receive(timeout=120.0)
+        if not ready.get("ok"):
+            client.close()
+            raise JavaPaimonUnavailable(f"the Java Iceberg worker did not start: {ready}")
+        return client
+
+    def read(self, table_dir: Any, snapshot_id: int | None = None, *,  # type: ignore[override]
+             relocate: dict[str, str] | None = None, **_: Any) -> dict[str, Any]:
+        return self.run("read", table_dir=str(table_dir), snapshot_id=snapshot_id,
+                        relocate=relocate or {})
+
+    def snapshots(self, table_dir: Any, *,  # type: ignore[override]
+                  relocate: dict[str, str] | None = None, **_: Any) -> list[Any]:
+        return self.run("snapshots", table_dir=str(table_dir), relocate=relocate or {})

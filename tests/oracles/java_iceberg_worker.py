@@ -1,0 +1,289 @@
+"""Java Iceberg 1.12.0 as a subprocess oracle: JSON lines in on stdin, JSON lines out.
+
+Runs in ``.venv-paimon-java`` (it has py4j 0.10.9.7) on the classpath ``make oracle-jars``
+writes (``.oracles/iceberg-1.12.0.classpath``: iceberg-data, -parquet, -orc, hadoop-client).
+A table is read by Iceberg's own generic reader (``IcebergGenerics``, no Spark), at a snapshot
+or at its current one, from a metadata file opened by ``StaticTableOperations``.
+
+Tables written elsewhere name their files by absolute URIs under the directory they were
+written in. ``relocate`` maps such a prefix to where the table lies now: the table's FileIO
+is a Python object (a py4j callback implementing ``org.apache.iceberg.io.FileIO``) that
+rewrites each path and hands the opening to Iceberg's ``HadoopFileIO``; nothing is copied or
+edited.
+
+Request:  ``{"id": 1, "op": "read", "table_dir": "/x/db/t", "relocate": {"/tmp/w/db": "/x/db"},
+"snapshot_id": 123 | null}``
+Response: ``{"id": 1, "ok": true, "result": {"columns", "types", "rows"}}`` (rows: the
+canonical JSON texts of ``fixtures/iceberg-java-1.10/README.md``, sorted) or an error as the
+Paimon worker reports it.
+
+Usage: python java_iceberg_worker.py --classpath .oracles/iceberg-1.12.0.classpath
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import struct
+import sys
+import traceback
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gateway  # noqa: E402
+
+_PROTO = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+EPOCH = dt.datetime(1970, 1, 1)
+EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+class RelocatingFileIO:
+    """``org.apache.iceberg.io.FileIO`` in Python: paths rewritten, then HadoopFileIO."""
+
+    def __init__(self, gw: Any, relocate: dict[str, str]) -> None:
+        self.gw = gw
+        self.io = gw.jvm.org.apache.iceberg.hadoop.HadoopFileIO(
+            gw.jvm.org.apache.hadoop.conf.Configuration())
+        self.opened: list[Any] = []
+        # longest prefix first; "file:" URIs and bare paths alike
+        self.moves = sorted(((old.rstrip("/"), new.rstrip("/")) for old, new in relocate.items()),
+                            key=lambda m: -len(m[0]))
+
+    def fix(self, location: str) -> str:
+        path = re.sub(r"^file:(//)?", "", location)
+        for old, new in self.moves:
+            if path == old or path.startswith(old + "/"):
+                return new + path[len(old):]
+        return path
+
+    @staticmethod
+    def _location(f: Any) -> str:
+        if isinstance(f, str):
+            return f
+        # ManifestFile.path(), ContentFile.location() (the overloads FileIO has defaults for)
+        for name in ("location", "path"):
+            try:
+                return str(getattr(f, name)())
+            except Exception:  # noqa: BLE001 - py4j: no such method on this class
+                continue
+        raise TypeError(f"cannot open {f!r}")
+
+    def newInputFile(self, f: Any, length: Any = None) -> Any:  # noqa: N802 - Java's name
+        opened = self.io.newInputFile(self.fix(self._location(f)))
+        # Kept referenced: once Python drops a JavaObject py4j releases it on the Java side,
+        # which can happen before Java has taken this answer (Java then reads null).
+        self.opened.append(opened)
+        return opened
+
+    def newOutputFile(self, path: str) -> Any:  # noqa: N802 - Java's name
+        raise PermissionError(f"the Iceberg oracle only reads ({path})")
+
+    def deleteFile(self, f: Any) -> None:  # noqa: N802 - Java's name
+        raise PermissionError(f"the Iceberg oracle only reads ({f})")
+
+    def properties(self) -> Any:
+        return self.gw.jvm.java.util.HashMap()
+
+    def initialize(self, props: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def toString(self) -> str:  # noqa: N802 - Java's name
+        return "RelocatingFileIO"
+
+    def hashCode(self) -> int:  # noqa: N802 - Java's name
+        return id(self) & 0x7FFFFFFF
+
+    def equals(self, other: Any) -> bool:
+        return other is self
+
+    class Java:
+        implements = ["org.apache.iceberg.io.FileIO"]
+
+
+class IType:
+    """An Iceberg type, fetched once per read."""
+
+    __slots__ = ("id", "utc", "fields", "elem", "key", "value")
+
+    def __init__(self, java: Any) -> None:
+        self.id: str = java.typeId().name()
+        self.utc = False
+        self.fields: list[tuple[str, IType]] = []
+        self.elem = self.key = self.value = None
+        if self.id in ("TIMESTAMP", "TIMESTAMP_NANO"):
+            self.utc = bool(java.shouldAdjustToUTC())
+        elif self.id == "STRUCT":
+            self.fields = [(str(f.name()), IType(f.type())) for f in java.fields()]
+        elif self.id == "LIST":
+            self.elem = IType(java.elementType())
+        elif self.id == "MAP":
+            self.key, self.value = IType(java.keyType()), IType(java.valueType())
+
+
+def _ts(epoch_seconds: int, nanos: int) -> str:
+    value = EPOCH + dt.timedelta(seconds=epoch_seconds, microseconds=nanos // 1000)
+    return "TS:" + value.isoformat()
+
+
+class Reader:
+    def __init__(self, gw: Any) -> None:
+        self.gw = gw
+        self.jvm = gw.jvm
+        self.I = gw.jvm.org.apache.iceberg
+        self.utc = gw.jvm.java.time.ZoneOffset.UTC
+        self.bytes_of = self.I.util.ByteBuffers.toByteArray
+
+    def value(self, v: Any, t: IType) -> Any:
+        if v is None:
+            return None
+        k = t.id
+        if k in ("BOOLEAN", "INTEGER", "LONG", "STRING"):
+            return v if not hasattr(v, "toString") else str(v.toString())
+        if k == "FLOAT":
+            # py4j sends a Java float as its shortest decimal text ("1.1"); back to the
+            # float32 it is, as Spark hands it over (1.100000023841858)
+            return "F:" + repr(struct.unpack("f", struct.pack("f", float(v)))[0])
+        if k == "DOUBLE":
+            return "F:" + repr(float(v))
+        if k == "DECIMAL":
+            # py4j hands a BigDecimal over as a Decimal (from its toString: scale kept)
+            return "D:" + str(v if isinstance(v, Decimal) else Decimal(str(v.toString())))
+        if k == "DATE":
+            return "DATE:" + (EPOCH_DATE + dt.timedelta(days=int(v.toEpochDay()))).isoformat()
+        if k == "TIME":
+            return "TIME:" + str(v.toString())
+        if k in ("TIMESTAMP", "TIMESTAMP_NANO"):
+            seconds = v.toEpochSecond() if t.utc else v.toEpochSecond(self.utc)
+            return _ts(int(seconds), int(v.getNano()))
+        if k in ("BINARY", "FIXED"):
+            raw = v if isinstance(v, bytes | bytearray) else self.bytes_of(v)
+            return "B:" + bytes(raw).hex()
+        if k == "UUID":
+            return str(v.toString())
+        if k == "STRUCT":
+            return {"struct": [[name, self.value(v.get(i), ft)]
+                               for i, (name, ft) in enumerate(t.fields)]}
+        if k == "LIST":
+            return [self.value(x, t.elem) for x in list(v)]
+        if k == "MAP":
+            pairs = [[self.value(e.getKey(), t.key), self.value(e.getValue(), t.value)]
+                     for e in list(v.entrySet())]
+            return {"map": sorted(pairs, key=lambda p: json.dumps(p, sort_keys=True))}
+        raise TypeError(f"no canonical form for Iceberg type {k}")
+
+    def table(self, req: dict[str, Any]) -> Any:
+        table_dir = Path(req["table_dir"])
+        meta = latest_metadata(table_dir / "metadata")
+        io = RelocatingFileIO(self.gw, req.get("relocate") or {})
+        ops = self.I.StaticTableOperations(str(meta), io)
+        return self.I.BaseTable(ops, table_dir.name)
+
+    def op_read(self, req: dict[str, Any]) -> Any:
+        table = self.table(req)
+        builder = self.I.data.IcebergGenerics.read(table)
+        if req.get("snapshot_id") is not None:
+            builder = builder.useSnapshot(int(req["snapshot_id"]))
+        # the schema IcebergGenerics projects: its scan's (a snapshot's own schema, if any)
+        scan = table.newScan()
+        if req.get("snapshot_id") is not None:
+            scan = scan.useSnapshot(int(req["snapshot_id"]))
+        schema = scan.schema()
+        fields = [(str(f.name()), IType(f.type()), f.type().toString())
+                  for f in schema.columns()]
+        rows = []
+        iterable = builder.build()
+        try:
+            it = iterable.iterator()
+            while it.hasNext():
+                rec = it.next()
+                rows.append(json.dumps([self.value(rec.get(i), t)
+                                        for i, (_, t, _) in enumerate(fields)],
+                                       sort_keys=True))
+        finally:
+            iterable.close()
+        return {"columns": [f[0] for f in fields], "types": [str(f[2]) for f in fields],
+                "rows": sorted(rows)}
+
+    def op_snapshots(self, req: dict[str, Any]) -> Any:
+        table = self.table(req)
+        return [{"id": int(s.snapshotId()),
+                 "parent": None if s.parentId() is None else int(s.parentId()),
+                 "operation": s.operation()} for s in table.snapshots()]
+
+    def op_version(self, req: dict[str, Any]) -> Any:
+        return str(self.I.IcebergBuild.version())
+
+
+def latest_metadata(metadata_dir: Path) -> Path:
+    """The metadata file a Hadoop catalog's ``version-hint.text`` names (else the highest)."""
+    hint = metadata_dir / "version-hint.text"
+    candidates = {int(m.group(1)): p for p in metadata_dir.iterdir()
+                  if (m := re.fullmatch(r"v(\d+)(\.gz)?\.metadata\.json(\.gz)?", p.name))}
+    if hint.exists():
+        version = int(hint.read_text().strip())
+        if version in candidates:
+            return candidates[version]
+    if not candidates:
+        raise FileNotFoundError(f"no v<N>.metadata.json under {metadata_dir}")
+    return candidates[max(candidates)]
+
+
+def error_of(exc: BaseException) -> dict[str, Any]:
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        causes = []
+        cur = java
+        while cur is not None and len(causes) < 10:
+            causes.append({"class": cur.getClass().getName(), "message": cur.getMessage()})
+            nxt = cur.getCause()
+            cur = None if nxt is None or nxt.equals(cur) else nxt
+        return {"kind": "java", "class": causes[0]["class"], "message": causes[0]["message"],
+                "causes": causes}
+    return {"kind": "python", "class": type(exc).__name__, "message": str(exc),
+            "trace": traceback.format_exc(limit=6)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--classpath", required=True,
+                    help="a file holding the classpath (make oracle-jars)")
+    args = ap.parse_args()
+    try:
+        reader = Reader(gateway.start(gateway.read_classpath(args.classpath), callbacks=True))
+        ready: dict[str, Any] = {"id": 0, "ok": True, "result": "ready"}
+    except BaseException as exc:  # noqa: BLE001 - reported to the client, then exit
+        _PROTO.write(json.dumps({"id": 0, "ok": False, "error": error_of(exc)}) + "\n")
+        raise SystemExit(1) from exc
+    _PROTO.write(json.dumps(ready) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        rid = req.get("id")
+        if req.get("op") == "shutdown":
+            _PROTO.write(json.dumps({"id": rid, "ok": True, "result": None}) + "\n")
+            break
+        try:
+            handler = getattr(reader, "op_" + str(req.get("op")), None)
+            if handler is None:
+                raise ValueError(f"unknown op {req.get('op')!r}")
+            resp = {"id": rid, "ok": True, "result": handler(req)}
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a response
+            resp = {"id": rid, "ok": False, "error": error_of(exc)}
+        _PROTO.write(json.dumps(resp, ensure_ascii=False) + "\n")
+    os._exit(0)  # py4j's callback server threads would keep the process alive
+
+
+if __name__ == "__main__":
+    main()
