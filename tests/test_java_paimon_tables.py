@@ -1,5 +1,6 @@
-"""Real tables Java Paimon 1.0 writes (issue 12), each with ALTERs between commits, read by
-schemalab at every snapshot and compared with Java's own read.
+"""Real tables Java Paimon writes (issue 12), each with ALTERs between commits, read by
+schemalab at every snapshot and compared with Java's own read; every test runs against Java
+Paimon 1.0 and 2.0.0 (ids ``paimon-1.0``, ``paimon-2.0.0``).
 
 Merge engines (partial-update with and without sequence groups, first-row, aggregation),
 ``sequence.field``, ``rowkind.field``, deletion vectors (primary-key table; append table with
@@ -31,6 +32,12 @@ from schemalab.paimon.index import read_deletion_vector
 # The session fixture `java_paimon` (one Java Paimon worker for the whole run).
 pytest_plugins = ["oracles.fixtures"]
 pytestmark = pytest.mark.spark
+
+
+@pytest.fixture()
+def java_paimon(java_paimon_each: JavaPaimon) -> JavaPaimon:
+    """Every test here runs against Java Paimon 1.0 and against 2.0.0."""
+    return java_paimon_each
 
 
 def issue12(why: str) -> pytest.MarkDecorator:

@@ -27,6 +27,12 @@ from schemalab.engine.parquet_footer import (
 
 pytest_plugins = ["oracles.fixtures"]
 
+
+@pytest.fixture()
+def java_paimon(java_paimon_each: JavaPaimon) -> JavaPaimon:
+    """Every Java check here runs against Java Paimon 1.0 and against 2.0.0."""
+    return java_paimon_each
+
 #: one table holding every type whose Parquet form Spark would choose otherwise than Java,
 #: at every precision boundary, top-level and nested
 COLUMNS = [("id", "INT"), ("ts0", "TIMESTAMP(0)"), ("ts3", "TIMESTAMP(3)"),

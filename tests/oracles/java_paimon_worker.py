@@ -272,6 +272,10 @@ class Values:
         self.RowKind = jvm.org.apache.paimon.types.RowKind
         self.IntType = jvm.org.apache.paimon.types.IntType
         self._kinds = {k: self.RowKind.fromShortString(k) for k in ("+I", "-U", "+U", "-D")}
+        self.binary_range = any(
+            len(m.getParameterTypes()) == 4
+            for m in jvm.java.lang.Class.forName("org.apache.paimon.data.BinaryWriter").getMethods()
+            if m.getName() == "writeBinary")
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -322,7 +326,11 @@ class Values:
         elif r in ("CHAR", "VARCHAR"):
             w.writeString(pos, self.BinaryString.fromString(str(v)))
         elif r in ("BINARY", "VARBINARY"):
-            w.writeBinary(pos, bytes.fromhex(_strip(v, "B:")) if isinstance(v, str) else bytes(v))
+            raw = bytes.fromhex(_strip(v, "B:")) if isinstance(v, str) else bytes(v)
+            if self.binary_range:  # Paimon 2.x: writeBinary(pos, bytes, offset, length)
+                w.writeBinary(pos, raw, 0, len(raw))
+            else:
+                w.writeBinary(pos, raw)
         elif r == "DATE":
             w.writeInt(pos, parse_date_days(v))
         elif r == "TIME_WITHOUT_TIME_ZONE":
@@ -472,14 +480,16 @@ class Worker:
             arr[i] = p
         return arr
 
-    @staticmethod
-    def top(path: Any) -> str:
+    def top(self, path: Any) -> Any:
         """The bundled 1.0-SNAPSHOT (paimon-core of 2024-09-04) has no nested add, rename,
-        drop or retype: its SchemaChange factories take one top-level name."""
+        drop or retype: its SchemaChange factories take one top-level name. Paimon 2.x takes
+        a nested path (``["a", "element"]``) as a String[]."""
         parts = [path] if isinstance(path, str) else list(path)
-        if len(parts) != 1:
+        if len(parts) == 1:
+            return parts[0]
+        if self.bridge:
             raise ValueError(f"this Paimon build changes top-level columns only, not {parts}")
-        return parts[0]
+        return self.names(parts)
 
     def commit(self, table: Any, fill: Any) -> int | None:
         wb = self.Util.getBatchWriteBuilder(table)
@@ -697,12 +707,11 @@ class Worker:
                 messages.append(self.P.table.sink.CommitMessageImpl(
                     m.getPartition(), m.getBucket(), io.DataIncrement.emptyIncrement(),
                     io.CompactIncrement.emptyIncrement(), io.IndexIncrement(added, removed)))
-            else:  # Paimon 2.x: index files travel in the DataIncrement
-                total = None if unaware else int(table.coreOptions().bucket())
+            else:  # Paimon 2.x: no IndexIncrement; the vectors ride a CompactIncrement, so
+                # the snapshot is a COMPACT as before (in a DataIncrement, an OVERWRITE)
                 messages.append(self.P.table.sink.CommitMessageImpl(
-                    m.getPartition(), m.getBucket(), total,
-                    io.DataIncrement([], [], [], added, removed),
-                    io.CompactIncrement.emptyIncrement()))
+                    m.getPartition(), m.getBucket(), None, io.DataIncrement.emptyIncrement(),
+                    io.CompactIncrement([], [], [], added, removed)))
         commit = self.Util.getBatchWriteBuilder(table).newCommit()
         try:
             commit.commit(messages)
