@@ -16,7 +16,7 @@ import os
 import subprocess
 from typing import Any
 
-from .java_paimon import ORACLES, REPO, JavaPaimon, JavaPaimonUnavailable
+from .java_paimon import ORACLES, REPO, JavaPaimon, JavaPaimonUnavailable, check_classpath
 
 WORKER = ORACLES / "java_iceberg_worker.py"
 VERSION = "1.12.0"
@@ -33,6 +33,7 @@ class JavaIceberg(JavaPaimon):
         if not CLASSPATH.exists():
             raise JavaPaimonUnavailable(f"Java Iceberg {VERSION}'s jars are missing "
                                         f"({CLASSPATH}): run `make oracle-jars`")
+        check_classpath(CLASSPATH)
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
         proc = subprocess.Popen(

@@ -70,6 +70,15 @@ def pyspark_netty_jar() -> str:
     return jars[-1]
 
 
+def check_classpath(cp: Path) -> None:
+    """Every jar the classpath file names is there (a moved checkout or a cleaned Maven
+    repository leaves the file naming jars that are gone)."""
+    missing = [j for j in cp.read_text().strip().split(os.pathsep) if not os.path.exists(j)]
+    if missing:
+        raise JavaPaimonUnavailable(f"{cp} names {len(missing)} missing jar(s), e.g. "
+                                    f"{missing[0]}: delete it and run `make oracle-jars`")
+
+
 class JavaPaimon:
     def __init__(self, proc: subprocess.Popen[str], timeout: float,
                  version: str = "1.0") -> None:
@@ -108,6 +117,7 @@ class JavaPaimon:
             if not cp.exists():
                 raise JavaPaimonUnavailable(f"Java Paimon {version}'s jars are missing ({cp}): "
                                             "run `make oracle-jars` (from the repository root)")
+            check_classpath(cp)
             args = ["--classpath", str(cp)]
         proc = subprocess.Popen(
             [str(py), "-u", str(WORKER), *args],
