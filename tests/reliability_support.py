@@ -1632,8 +1632,8 @@ def py_insert(table: Any, rows: Sequence[dict[str, Any]]) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine import write
     from schemalab.paimon import commit as commits
+    from schemalab.paimon.write import files as write
     from schemalab.types.arrow import arrow_schema
 
     schema = table.schema

@@ -28,9 +28,9 @@ from schemalab import cli
 from schemalab.errors import SchemaChangeError
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
-from schemalab.history.paimon import schema_version
 from schemalab.history.versions import FieldLineage, SchemaVersion
 from schemalab.open import open_table
+from schemalab.paimon.history import schema_version
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import apply_changes, new_table_schema
 from schemalab.schema.changes import (
@@ -693,9 +693,9 @@ def append_rows(t: Table, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine.write import ColumnStats, WrittenFile, data_file_entry
     from schemalab.paimon import paths
     from schemalab.paimon.commit import commit
+    from schemalab.paimon.write.files import ColumnStats, WrittenFile, data_file_entry
     from schemalab.types.arrow import arrow_schema
 
     schema = t.schema

@@ -166,8 +166,8 @@ def test_racing_snapshot_commits_on_s3_each_commit_once(s3_env: Any, tmp_path: P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine.write import WrittenFile, data_file_entry, file_stats
     from schemalab.paimon.commit import commit
+    from schemalab.paimon.write.files import WrittenFile, data_file_entry, file_stats
 
     wh = sl.Warehouse(s3_env.uri("race-snap"))
     wh.sql("CREATE TABLE T (a INT)")

@@ -329,11 +329,11 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
         spark: Any, tmp_path: Path) -> None:
     """Two writers number their rows from the same snapshot: the second to commit would share
     sequence numbers with the first, so it is refused (and nothing of it is visible)."""
-    from schemalab.engine import pk_write as primary_key
-    from schemalab.engine import write
-    from schemalab.engine.write import WriteTarget
     from schemalab.errors import CommitConflictError
     from schemalab.paimon import commit as commits
+    from schemalab.paimon.write import files as write
+    from schemalab.paimon.write import keyed as primary_key
+    from schemalab.paimon.write.files import WriteTarget
 
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql("CREATE TABLE r (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "

@@ -21,11 +21,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from schemalab import fileio
-from schemalab.engine import store
-from schemalab.engine.compact import CompactionResult, compact
+from schemalab.engine.execute import execute
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
-from schemalab.engine.read import execute
-from schemalab.engine.write import WriteTarget
 from schemalab.errors import (
     SchemaChangeError,
     SchemaLabError,
@@ -39,14 +36,17 @@ from schemalab.explain.read import ReadExplanation, explain
 from schemalab.explain.why import WhyAnswer, why
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
-from schemalab.history.paimon import paimon_history
 from schemalab.paimon.features import check_readable_features
+from schemalab.paimon.history import paimon_history
 from schemalab.paimon.index import deletion_files, index_files
+from schemalab.paimon.listing import BucketDirs, live_files, partition_values
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.primary_key import check_readable, file_key_range, key_range_ordered
-from schemalab.paimon.scan import BucketDirs, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.write import store
+from schemalab.paimon.write.compact import CompactionResult, compact
+from schemalab.paimon.write.files import WriteTarget
 from schemalab.schema.changes import SchemaChange
 from schemalab.schema.table_schema import TableSchema
 from schemalab.spark import default_session

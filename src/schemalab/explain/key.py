@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from schemalab.engine.merge.read import merge_read
+from schemalab.engine.merge.keyed_read import merge_read
 from schemalab.engine.merge.records import versions
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, quote

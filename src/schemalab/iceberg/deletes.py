@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab import fileio
+from schemalab.codecs.roaring import RoaringError, read_bitmap64
 from schemalab.engine.plan import IgnoredDelete, IgnoreReason, PositionDeletes
-from schemalab.engine.roaring import RoaringError, read_bitmap64
 from schemalab.errors import CorruptFileError, SchemaLabError
 from schemalab.iceberg.manifests import IcebergManifestEntry
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.engine.execute import execute
 from schemalab.engine.plan import ReadPlan
-from schemalab.engine.read import execute
 from schemalab.errors import (
     SchemaLabError,
     TableNotFoundError,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from schemalab.engine.merge.read import merge_read
+from schemalab.engine.merge.keyed_read import merge_read
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.scan import KIND_COL, read_group
 from schemalab.engine.spark_reader import all_nullable, quote

@@ -11,16 +11,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine import pk_write, write
-from schemalab.engine.bucket import bucket_column
-from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.features import check_writable_features
+from schemalab.paimon.listing import live_files, partition_values
 from schemalab.paimon.manifest import FileKind, ManifestEntry
 from schemalab.paimon.primary_key import DELETE, check_writable
-from schemalab.paimon.scan import live_files, partition_values
 from schemalab.paimon.snapshot import Snapshot
+from schemalab.paimon.write import files as write
+from schemalab.paimon.write import keyed as pk_write
+from schemalab.paimon.write.bucket_column import bucket_column
+from schemalab.paimon.write.files import WriteTarget
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame

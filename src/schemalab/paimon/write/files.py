@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine.parquet_footer import annotate_columns
-from schemalab.engine.parquet_types import ColumnStorage, column_storage
 from schemalab.engine.spark_reader import quote, store_error
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import binaryrow, paths
 from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
 from schemalab.paimon.primary_key import KEY_PREFIX
+from schemalab.paimon.write.parquet_thrift import annotate_columns
+from schemalab.paimon.write.parquet_types import ColumnStorage, column_storage
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.model import (
     TIMESTAMP_ROOTS,
@@ -349,7 +349,7 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
 def _as_java_stores(df: DataFrame, schema: TableSchema
                     ) -> tuple[DataFrame, dict[str, ColumnStorage]]:
     """``df`` with every column whose type Java Paimon stores otherwise than Spark would
-    turned into what Java stores (see :mod:`schemalab.engine.parquet_types`), and how each
+    turned into what Java stores (see :mod:`schemalab.paimon.write.parquet_types`), and how each
     such column's footer must be completed once Spark wrote it. Key columns of primary-key
     files (``_KEY_<k>``) are stored as their field."""
     from pyspark.sql import functions as F

@@ -29,7 +29,7 @@ no compiled dependency and come out as the numpy arrays the read needs.
     >>> read_bitmap32(raw + b"x")
     Traceback (most recent call last):
     ...
-    schemalab.engine.roaring.RoaringError: 1 byte(s) after the Roaring bitmap
+    schemalab.codecs.roaring.RoaringError: 1 byte(s) after the Roaring bitmap
 """
 
 from __future__ import annotations

@@ -29,21 +29,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine import pk_write, write
-from schemalab.engine.bucket import bucket_column
-from schemalab.engine.merge.read import merged
+from schemalab.engine.execute import execute
+from schemalab.engine.merge.keyed_read import merged
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
-from schemalab.engine.read import execute
 from schemalab.engine.spark_reader import quote
-from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.bucket import bucket_keys
 from schemalab.paimon.features import check_writable_features
+from schemalab.paimon.listing import live_files
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
-from schemalab.paimon.scan import live_files
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.write import files as write
+from schemalab.paimon.write import keyed as pk_write
+from schemalab.paimon.write.bucket_column import bucket_column
+from schemalab.paimon.write.files import WriteTarget
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
 

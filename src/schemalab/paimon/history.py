@@ -32,9 +32,9 @@ from schemalab.paimon.index import (
     index_file_path,
     index_files,
 )
+from schemalab.paimon.listing import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.manifest import FileKind, ManifestEntry
 from schemalab.paimon.primary_key import file_key_range
-from schemalab.paimon.scan import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema import TableSchema
