@@ -276,7 +276,7 @@ class Table:
         dv_mode = False
         if target.primary_keys:
             opts = check_readable(target, self.name)
-            merge = opts.engine
+            merge = opts
             # Paimon's deletion-vector mode: compaction marks replaced rows in deletion
             # vectors, so a batch read takes the files of level > 0 with their vectors and
             # merges nothing; level-0 files are not visible until compacted (Java's
@@ -288,7 +288,7 @@ class Table:
         skipped = [f for f in files if dv_mode and f.level == 0]
         return plan_read(self.name, target, [f for f in files if not dv_mode or f.level > 0],
                          lambda f: self.schema_at(f.schema_id), mode,
-                         snapshot_id=None if snap is None else snap.id, merge_engine=merge,
+                         snapshot_id=None if snap is None else snap.id, merge=merge,
                          deletion_vectors=dv_mode, skipped=skipped)
 
     def history(self) -> TableHistory:

@@ -356,9 +356,9 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from schemalab.engine.keyed import RETRACT, merge_key_columns
     from schemalab.engine.scan import KIND_COL, SEQ_COL, read_group
     from schemalab.engine.spark_reader import quote
-    from schemalab.paimon.primary_key import RETRACT, merge_key_columns
 
     if not plan.merges:
         frames = [read_group(plan, g, spark, with_file=True) for g in plan.groups if g.files]
@@ -366,10 +366,10 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
         for other in frames[1:]:
             df = df.union(other)
         return df
+    from schemalab.engine.merge.options import DEDUPLICATE
     from schemalab.engine.merge.records import versions
-    from schemalab.paimon.merge_options import DEDUPLICATE, merge_options
 
-    engine = merge_options(plan.target, plan.table).engine
+    engine = plan.merge_engine
     if engine != DEDUPLICATE:
         # a merged row of these engines is assembled from several versions (or kept from the
         # first): no one file holds it, so counting per file schema would tell a wrong story

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab.engine.arrow_read import read_file
+from schemalab.engine.keyed import RETRACT, VALUE_KIND
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
-from schemalab.paimon.primary_key import RETRACT, VALUE_KIND
 from schemalab.types.model import TINYINT, AtomicType, DataType, TypeRoot
 
 if TYPE_CHECKING:  # pragma: no cover

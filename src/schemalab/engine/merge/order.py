@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from schemalab.engine.merge.options import MergeOptions
 from schemalab.engine.merge.records import SEQ_COL
 from schemalab.engine.spark_reader import quote
-from schemalab.paimon.merge_options import MergeOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column

@@ -156,7 +156,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
         plan = plan_read(table, schema, [f for _, f in chosen], lambda f: schema_of(f.schema_id),
                          cast_mode(schema.effective_options()),
                          snapshot_id=None if snap is None else snap.id,
-                         merge_engine=check_readable(schema, table).engine
+                         merge=check_readable(schema, table)
                          if schema.primary_keys else None)
         files, added = _rewrite(target, plan, strategy, order_by)
         gone = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)

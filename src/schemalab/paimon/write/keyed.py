@@ -15,6 +15,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.engine.keyed import (
+    INSERT,
+    RETRACT,
+    ROW_KINDS,
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    merge_key_columns,
+)
 from schemalab.engine.merge.function import MergeInput
 from schemalab.engine.merge.keyed_read import FUNCTIONS
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
@@ -22,21 +30,15 @@ from schemalab.engine.scan import quote
 from schemalab.engine.spark_reader import all_nullable
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import binaryrow
-from schemalab.paimon.binaryrow import ROW_KINDS
 from schemalab.paimon.listing import live_files, partition_values
 from schemalab.paimon.manifest import ManifestEntry, SimpleStats
 from schemalab.paimon.merge_options import merge_options
 from schemalab.paimon.primary_key import (
-    INSERT,
     KEY_FIELD_ID_START,
     KEY_PREFIX,
-    RETRACT,
-    SEQUENCE_NUMBER,
     SEQUENCE_NUMBER_ID,
-    VALUE_KIND,
     VALUE_KIND_ID,
     check_writable,
-    merge_key_columns,
 )
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.paimon.write import files as write

@@ -11,12 +11,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.engine.keyed import DELETE
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.features import check_writable_features
 from schemalab.paimon.listing import live_files, partition_values
 from schemalab.paimon.manifest import FileKind, ManifestEntry
-from schemalab.paimon.primary_key import DELETE, check_writable
+from schemalab.paimon.primary_key import check_writable
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.paimon.write import files as write
 from schemalab.paimon.write import keyed as pk_write
