@@ -23,6 +23,7 @@ from schemalab.widgets.common import (
 from schemalab.widgets.figures import diff_html, lineage_figure
 
 from schemalab import sql
+from schemalab.render.html import explanation_html
 from schemalab.table import Table
 from schemalab.warehouse import Warehouse
 
@@ -225,7 +226,7 @@ class AlterStepper(ReadableWidget, W.VBox):
             self.lineage.children = [FullWidthFigure(lineage_figure(h))]
             self.preview.value = "<p><b>evolved read</b></p>" + preview_html(t.read())
             self.explanation.value = ("<p><b>why each value is what it is</b></p>"
-                                      + t.explain_read()._repr_html_())
+                                      + explanation_html(t.explain_read()))
         except Exception as err:
             self.status.value = error_html(err)
 

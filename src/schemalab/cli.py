@@ -249,7 +249,7 @@ def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _cell(value: Any) -> str:
-    from schemalab.render.values import value_text
+    from schemalab.explain.values import value_text
 
     return value_text(value, limit=10**6)
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
 from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
-from schemalab.render.html import explanation_html
 from schemalab.types.casts import CastMode
 from schemalab.types.model import TypeRoot
 
@@ -125,9 +124,6 @@ class ReadExplanation:
 
     def __str__(self) -> str:
         return self.text()
-
-    def _repr_html_(self) -> str:
-        return explanation_html(self)
 
 
 def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,

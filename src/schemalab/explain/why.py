@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 from schemalab.engine.plan import ColumnRead, ReadPlan
 from schemalab.errors import SchemaLabError
 from schemalab.explain.read import ColumnExplanation, explain
+from schemalab.explain.values import value_text
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.history.versions import FieldLineage
-from schemalab.render.values import value_text
 from schemalab.types.model import AtomicType, DataField, RowType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,11 +134,6 @@ class WhyAnswer:
 
     def __str__(self) -> str:
         return self.text()
-
-    def _repr_html_(self) -> str:
-        from schemalab.render.why_html import why_html
-
-        return why_html(self)
 
 
 def _values(values: tuple[tuple[str, int], ...]) -> str:

@@ -13,8 +13,6 @@ from typing import Any
 from schemalab.history.lineage import diff
 from schemalab.history.snapshots import SnapshotChange, SnapshotNode
 from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
-from schemalab.render.history_text import history_text
-from schemalab.render.html import render_history_html
 
 TREE_CACHE = 64
 
@@ -142,13 +140,6 @@ class TableHistory:
                 f"version{'s' if len(self.schemas) != 1 else ''}, {len(self.lineage)} field"
                 f"{'s' if len(self.lineage) != 1 else ''}, {len(self.snapshots)} snapshot"
                 f"{'s' if len(self.snapshots) != 1 else ''})")
-
-    def __str__(self) -> str:
-        """The whole history as text, as ``schemalab inspect`` prints it."""
-        return history_text(self)
-
-    def _repr_html_(self) -> str:
-        return render_history_html(self)
 
 
 def _jsonable(value: Any) -> Any:

@@ -85,11 +85,6 @@ class SnapshotNode:
         return (f"SnapshotNode({self.id}, {self.kind}, schema {self.schema_id}, {rows} rows"
                 f"{files})")
 
-    def _repr_html_(self) -> str:
-        from schemalab.render.html import snapshot_html
-
-        return snapshot_html(self)
-
 
 @dataclass(frozen=True)
 class SnapshotChange:

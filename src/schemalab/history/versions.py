@@ -117,11 +117,6 @@ class SchemaVersion:
                   f"{'' if f.nullable else ' NOT NULL'}" for f in self.fields]
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from schemalab.render.html import version_html
-
-        return version_html(self)
-
     def by_id(self) -> dict[int, FieldInfo]:
         return {f.id: f for f in self.fields}
 
@@ -164,11 +159,6 @@ class FieldLineage:
         if self.swapped_with:
             lines.append("  swapped names with field " + ", ".join(map(str, self.swapped_with)))
         return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        from schemalab.render.html import lineage_html
-
-        return lineage_html(self)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from schemalab.explain.values import value_text
 from schemalab.render.palette import event_color, schema_color, schema_text_color
 from schemalab.render.tables import Html, html_table
-from schemalab.render.values import value_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.explain.key import KeyExplanation

@@ -87,11 +87,6 @@ class TableSchema:
                                                    for k, v in sorted(self.options.items())))
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from schemalab.render.html import schema_html
-
-        return schema_html(self)
-
     # ---- lookups --------------------------------------------------------------------------
 
     @property
