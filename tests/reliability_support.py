@@ -1510,7 +1510,7 @@ def metadata_problems(table_path: str) -> list[str]:
     """Every schema, snapshot, manifest and manifest-list file that does not parse, and gaps
     in schema or snapshot ids."""
     from schemalab import fileio
-    from schemalab.paimon.manifest import read_manifest, read_manifest_list
+    from schemalab.paimon.manifest_codec import read_manifest, read_manifest_list
     from schemalab.paimon.snapshot import Snapshot
     from schemalab.schema.table_schema import TableSchema
 

@@ -53,7 +53,7 @@ def files_of(t: Table) -> dict[str, str]:
     """Role → path of each file the latest read touches."""
     snap = t.snapshot(2)
     mdir = os.path.join(t.path, "manifest")
-    from schemalab.paimon.manifest import read_manifest_list
+    from schemalab.paimon.manifest_codec import read_manifest_list
 
     delta = read_manifest_list(os.path.join(mdir, snap.delta_manifest_list))
     data = t.data_files(snap)

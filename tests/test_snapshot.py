@@ -28,10 +28,8 @@ from schemalab.paimon.manifest import (
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
-    manifest_file_meta,
-    write_manifest,
-    write_manifest_list,
 )
+from schemalab.paimon.manifest_codec import manifest_file_meta, write_manifest, write_manifest_list
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from schemalab.schema.apply import new_table_schema

@@ -110,7 +110,7 @@ class TableHistory:
         raise KeyError(f"{self.name} has no field {field_id}")
 
     def to_json(self, snapshot_ids: Sequence[int] | None = None) -> dict[str, Any]:
-        """The shape ARCHITECTURE.md fixes for ``schemalab inspect --json`` (of every
+        """The shape of ``schemalab inspect --json`` (the public contract) (of every
         snapshot, or of ``snapshot_ids``)."""
         wanted = None if snapshot_ids is None else set(snapshot_ids)
         return {

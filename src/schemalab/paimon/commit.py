@@ -18,11 +18,8 @@ from collections.abc import Callable, Sequence
 from schemalab import fileio
 from schemalab.errors import CommitConflictError
 from schemalab.paimon.features import check_writable_features
-from schemalab.paimon.manifest import (
-    FileKind,
-    FileNamer,
-    ManifestEntry,
-    ManifestFileMeta,
+from schemalab.paimon.manifest import FileKind, FileNamer, ManifestEntry, ManifestFileMeta
+from schemalab.paimon.manifest_codec import (
     manifest_file_meta,
     read_manifest_list,
     write_manifest,

@@ -8,7 +8,6 @@ how much is left out (``print(h)`` and ``schemalab inspect`` show everything).
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemalab.explain.values import value_text
@@ -235,7 +234,3 @@ def snapshot_html(s: SnapshotNode) -> str:
         return (head + f"<p style='{NOTE}'>(its files: history().tree({e(s.id)}))</p>"
                 + "</div>")
     return head + html_table(["entry", "file", "schema", "rows", "partition"], rows) + "</div>"
-
-
-def lines_html(lines: Sequence[str]) -> str:
-    return "<br>".join(e(x) for x in lines)

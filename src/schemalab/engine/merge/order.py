@@ -49,14 +49,3 @@ def newest_first(opts: MergeOptions) -> list[Column]:
         # newest first = the merge order reversed: NULL (the oldest) last
         out.append(col.desc_nulls_last() if ascending else col.asc_nulls_last())
     return out
-
-
-def oldest_first(opts: MergeOptions) -> list[Column]:
-    """Window ordering in Paimon's merge order (the oldest version first)."""
-    from pyspark.sql import functions as F
-
-    out = []
-    for name, ascending in sort_fields(opts):
-        col = F.col(quote(name))
-        out.append(col.asc_nulls_first() if ascending else col.desc_nulls_first())
-    return out
