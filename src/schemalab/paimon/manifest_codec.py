@@ -319,6 +319,7 @@ def manifest_file_meta(file_name: str, file_size: int, entries: Sequence[Manifes
     when every file has a first row id. ``total_buckets`` follows pypaimon: the entries'
     common bucket count when it is positive, else None (Java does not record it).
 
+    >>> from schemalab.paimon.binaryrow import encode_row
     >>> from schemalab.types import STRING
     >>> es = [ManifestEntry(FileKind.ADD, encode_row([d], [STRING()]), 0, -1,
     ...                     DataFileMeta(f"data-{d}.parquet", 1, 1)) for d in ("b", "a")]
