@@ -37,6 +37,7 @@ from schemalab.paimon.plan import data_files, plan_paimon_read
 from schemalab.paimon.primary_key import check_readable
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.system_tables import system_table
 from schemalab.paimon.write import store
 from schemalab.paimon.write.compact import CompactionResult, compact
 from schemalab.paimon.write.files import WriteTarget
@@ -216,3 +217,10 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
         return compact(self._write_target(), live, self.schema_at, partitions=partitions,
                        order_strategy=order_strategy, order_by=[c for c in columns if c])
+
+    def system_table(self, name: str) -> DataFrame:
+        """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
+        ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
+        ``partitions``, ``buckets``) as Java Paimon 2.0 returns it, as a Spark DataFrame.
+        ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
+        return system_table(self, name).to_spark(self.spark)
