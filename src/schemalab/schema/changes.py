@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from schemalab.errors import SchemaChangeError
 from schemalab.types.model import DataType, quote_identifier
 
 MoveKind = Literal["FIRST", "AFTER", "BEFORE", "LAST"]
@@ -161,3 +162,23 @@ class ColumnSpec:
     name: str
     data_type: DataType
     comment: str | None = None
+
+
+class ChangeContext:
+    """The table a change applies to: every error names it, the column and the rule."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    def fail(self, message: str, *, column: str | None = None, rule: str,
+             names_table: bool = False) -> SchemaChangeError:
+        text = message if names_table else f"{message} (table {self.table})"
+        return SchemaChangeError(text, table=self.table, column=column, rule=rule)
+
+    def not_exists(self, column: str) -> SchemaChangeError:
+        return self.fail(f"Column {column} does not exist in the {self.table} table.",
+                         column=column, rule="column-must-exist", names_table=True)
+
+    def already_exists(self, column: str) -> SchemaChangeError:
+        return self.fail(f"Column {column} already exists in the {self.table} table.",
+                         column=column, rule="column-must-be-new", names_table=True)
