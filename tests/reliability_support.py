@@ -18,7 +18,7 @@
   commit succeeded.
 
 Nothing here is a test itself; tests import it (pytest puts ``tests/`` on ``sys.path``) and
-so does the bench script (which adds ``tests/`` to ``sys.path``).
+so does the bench script (which loads it from its file).
 """
 
 from __future__ import annotations
