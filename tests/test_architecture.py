@@ -2,7 +2,9 @@
 
 - no import cycle among schemalab's modules, counting every import: module level,
   ``if TYPE_CHECKING:`` and inside functions;
-- the read engine (``engine/``) imports no table format: formats plan into it;
+- the read engine (``engine/``) imports no table format: formats plan into it; neither do
+  the other format-neutral layers (``format.py``, types, schema, explain, history, codecs,
+  render, widgets), and the two formats import nothing of each other;
 - the core packages do not import ``render/``: presentation is attached at the edge;
 - no ``_private`` name is imported from another module;
 - modules <= 600 lines and functions <= 80 lines in ``src/`` and ``widgets/``.
@@ -23,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: source roots → the package each maps onto (widgets/ is schemalab.widgets)
 ROOTS = {ROOT / "src" / "schemalab": "schemalab", ROOT / "widgets": "schemalab.widgets"}
 FORMATS = ("schemalab.paimon", "schemalab.iceberg")
+#: what knows no table format (the facades, the warehouse and the CLI do)
+NEUTRAL = ("schemalab.engine", "schemalab.format", "schemalab.types", "schemalab.schema",
+           "schemalab.explain", "schemalab.history", "schemalab.codecs", "schemalab.render",
+           "schemalab.widgets")
 #: packages that hold values and logic, not presentation
 CORE = ("schemalab.types", "schemalab.schema", "schemalab.paimon", "schemalab.iceberg",
         "schemalab.engine", "schemalab.history", "schemalab.explain", "schemalab.codecs",
@@ -141,6 +147,20 @@ def test_no_import_cycle() -> None:
 def test_the_engine_imports_no_table_format() -> None:
     bad = [f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith("schemalab.engine")
            for t in ts if t.startswith(FORMATS)]
+    assert bad == []
+
+
+def test_format_neutral_layers_import_no_format() -> None:
+    bad = [f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith(NEUTRAL)
+           for t in ts if t.startswith(FORMATS)]
+    assert bad == []
+
+
+def test_the_formats_are_peers() -> None:
+    paimon, iceberg = FORMATS
+    bad = [f"{m} -> {t}" for m, ts in GRAPH.items() for t in ts
+           if (m.startswith(paimon) and t.startswith(iceberg))
+           or (m.startswith(iceberg) and t.startswith(paimon))]
     assert bad == []
 
 

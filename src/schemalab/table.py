@@ -26,14 +26,13 @@ from schemalab.errors import (
     TableNotFoundError,
     with_message,
 )
-from schemalab.explain.casts import FileStats
 from schemalab.format import FormatTable, SparkSource, name_from_path
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.paimon.history import paimon_history
 from schemalab.paimon.listing import live_files
 from schemalab.paimon.manifest import ManifestEntry
-from schemalab.paimon.plan import data_files, plan_paimon_read
+from schemalab.paimon.plan import ManifestStats, data_files, plan_paimon_read
 from schemalab.paimon.primary_key import check_readable
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
@@ -192,9 +191,9 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
         return plan_paimon_read(self.name, target, snap, self.data_files(snap), self.schema_at)
 
-    def file_stats(self, plan: ReadPlan) -> FileStats:
+    def file_stats(self, plan: ReadPlan) -> ManifestStats:
         snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)
-        return FileStats(self.live_entries(snap), self.schema_at)
+        return ManifestStats(self.live_entries(snap), self.schema_at)
 
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots

@@ -4,11 +4,13 @@ path, decoded partition, key range, format and deletion vector, and the primary-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from schemalab import fileio
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.errors import SchemaLabError
+from schemalab.explain.casts import FileRange
 from schemalab.paimon.features import check_readable_features
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.listing import BucketDirs, partition_values
@@ -90,3 +92,33 @@ def file_format(file_name: str, schema: TableSchema) -> FileFormat:
         raise SchemaLabError(f"data file {file_name} is in format {fmt!r}; schemalab reads "
                              "Parquet, ORC and Avro data files", rule="file-format")
     return fmt  # type: ignore[return-value]
+
+
+class ManifestStats:
+    """Each live data file's (min, max) per field id, from its manifest entry's value stats,
+    decoded on first use (only files with a cast column are decoded): the
+    :class:`~schemalab.explain.casts.FileStats` of a Paimon read."""
+
+    def __init__(self, entries: Iterable[ManifestEntry],
+                 schema_at: Callable[[int], TableSchema]) -> None:
+        self._entries = {e.file.file_name: e for e in entries}
+        self._schema_at = schema_at
+        self._decoded: dict[str, dict[int, tuple[Any, Any]]] = {}
+
+    def range(self, file_name: str, field_id: int) -> FileRange:
+        if file_name not in self._decoded:
+            e = self._entries.get(file_name)
+            self._decoded[file_name] = {} if e is None else self._decode(e)
+        return self._decoded[file_name].get(field_id)
+
+    def _decode(self, e: ManifestEntry) -> dict[int, tuple[Any, Any]]:
+        schema = self._schema_at(e.file.schema_id)
+        cols = e.file.value_stats_cols
+        fields = list(schema.fields) if cols is None else [
+            f for n in cols if (f := schema.field(n)) is not None]
+        try:
+            mins, maxs = e.file.value_stats.decode([f.type for f in fields])
+        except ValueError:  # stats another writer left out or cut: no warning from them
+            return {}
+        return {f.id: (mins[i], maxs[i]) for i, f in enumerate(fields)
+                if i < len(mins) and i < len(maxs)}
