@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ROOTS = {ROOT / "src" / "schemalab": "schemalab", ROOT / "widgets": "schemalab.widgets"}
 FORMATS = ("schemalab.paimon", "schemalab.iceberg")
 #: what knows no table format (the facades, the warehouse and the CLI do)
-NEUTRAL = ("schemalab.engine", "schemalab.format", "schemalab.types", "schemalab.schema",
-           "schemalab.explain", "schemalab.history", "schemalab.codecs", "schemalab.render",
-           "schemalab.widgets")
+NEUTRAL = ("schemalab.engine", "schemalab.format", "schemalab.forms", "schemalab.types",
+           "schemalab.schema", "schemalab.explain", "schemalab.history", "schemalab.codecs",
+           "schemalab.render", "schemalab.widgets")
 #: packages that hold values and logic, not presentation
 CORE = ("schemalab.types", "schemalab.schema", "schemalab.paimon", "schemalab.iceberg",
         "schemalab.engine", "schemalab.history", "schemalab.explain", "schemalab.codecs",
@@ -137,6 +137,7 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     assert "schemalab.format" in GRAPH["schemalab.table"]
     assert "schemalab.paimon.primary_key" in GRAPH["schemalab.warehouse"]
     assert "schemalab.render.attach" in GRAPH["schemalab"]
+    assert "schemalab.forms" in GRAPH["schemalab.schema.table_schema"]
     assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
 
 

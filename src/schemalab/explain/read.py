@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from schemalab import forms
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
 from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
@@ -124,6 +125,9 @@ class ReadExplanation:
 
     def __str__(self) -> str:
         return self.text()
+
+    def _repr_html_(self) -> str:
+        return forms.html("read-explanation", self)
 
 
 def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,

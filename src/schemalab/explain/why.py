@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from schemalab import forms
 from schemalab.engine.plan import ColumnRead, ReadPlan
 from schemalab.errors import SchemaLabError
 from schemalab.explain.read import ColumnExplanation, explain
@@ -134,6 +135,9 @@ class WhyAnswer:
 
     def __str__(self) -> str:
         return self.text()
+
+    def _repr_html_(self) -> str:
+        return forms.html("why", self)
 
 
 def _values(values: tuple[tuple[str, int], ...]) -> str:

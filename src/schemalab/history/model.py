@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemalab import forms
 from schemalab.history.lineage import diff
 from schemalab.history.snapshots import SnapshotChange, SnapshotNode
 from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
@@ -140,6 +141,13 @@ class TableHistory:
                 f"version{'s' if len(self.schemas) != 1 else ''}, {len(self.lineage)} field"
                 f"{'s' if len(self.lineage) != 1 else ''}, {len(self.snapshots)} snapshot"
                 f"{'s' if len(self.snapshots) != 1 else ''})")
+
+    def __str__(self) -> str:
+        """The whole history as text, as ``schemalab inspect`` prints it."""
+        return forms.text("history", self)
+
+    def _repr_html_(self) -> str:
+        return forms.html("history", self)
 
 
 def _jsonable(value: Any) -> Any:

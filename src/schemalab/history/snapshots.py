@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemalab import forms
+
 
 @dataclass(frozen=True)
 class FileNode:
@@ -84,6 +86,9 @@ class SnapshotNode:
         files = f", {len(self.live_files)} live files" if self.lists else ""
         return (f"SnapshotNode({self.id}, {self.kind}, schema {self.schema_id}, {rows} rows"
                 f"{files})")
+
+    def _repr_html_(self) -> str:
+        return forms.html("snapshot", self)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from schemalab import forms
+
 EventKind = Literal["added", "renamed", "retyped", "nullability_changed", "commented", "moved",
                     "dropped"]
 EVENT_KINDS: tuple[EventKind, ...] = ("added", "renamed", "retyped", "nullability_changed",
@@ -120,6 +122,9 @@ class SchemaVersion:
     def by_id(self) -> dict[int, FieldInfo]:
         return {f.id: f for f in self.fields}
 
+    def _repr_html_(self) -> str:
+        return forms.html("schema-version", self)
+
 
 @dataclass(frozen=True)
 class FieldLineage:
@@ -159,6 +164,9 @@ class FieldLineage:
         if self.swapped_with:
             lines.append("  swapped names with field " + ", ".join(map(str, self.swapped_with)))
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return forms.html("field-lineage", self)
 
 
 @dataclass(frozen=True)

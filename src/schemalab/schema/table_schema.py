@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from schemalab import forms
 from schemalab.errors import CorruptFileError, UnknownTypeError, UnsupportedVersionError
 from schemalab.schema.jackson import Layout, jackson_pretty, load_object
 from schemalab.types.model import DataField, DataType
@@ -226,6 +227,9 @@ class TableSchema:
             extra={k: v for k, v in data.items() if k not in _KNOWN_KEYS},
             layout=layout,
         )
+
+    def _repr_html_(self) -> str:
+        return forms.html("schema", self)
 
 
 def _check_fields(fields: tuple[DataField, ...], highest_field_id: int, path: str) -> None:
