@@ -148,22 +148,36 @@ def test_default_value_option_read_is_refused(tmp_path: Path, spark: Any) -> Non
         t.explain_read()
 
 
-def test_schema_default_value_insert_is_refused(tmp_path: Path, spark: Any) -> None:
-    """A ``defaultValue`` in the schema JSON (Paimon 1.2+): Paimon writes it for an omitted
-    or NULL value; schemalab would write NULL, so it refuses the INSERT; reads are the
-    files' values, as Paimon reads them."""
+def test_schema_default_value_is_written_for_omitted_and_null_values(
+        tmp_path: Path, spark: Any) -> None:
+    """A ``defaultValue`` in the schema JSON (Paimon 1.2+): Java Paimon's writer puts it in
+    place of an omitted *or NULL* value (``DefaultValueRow`` in ``TableWriteImpl``), the
+    text cast from STRING; rows written before stay as they are. A default of a nested
+    type is refused by name."""
     root = tmp_path / "wh"
     path = _pypaimon_table(root, "sd", {})
     schema_file = Path(path) / "schema" / "schema-0"
     doc = json.loads(schema_file.read_text())
     doc["fields"][1]["defaultValue"] = "'dflt'"
+    doc["fields"][0]["defaultValue"] = "7"
     schema_file.write_text(json.dumps(doc, indent=2))
     wh = sl.Warehouse(root, spark=spark)
-    assert wh.sql("SELECT count(*) FROM default.sd").collect()[0][0] == 4
+    wh.sql("INSERT INTO default.sd (c) VALUES ('B5'); "
+           "INSERT INTO default.sd VALUES (NULL, NULL, 'B6'), (8, 'x', NULL)")
+    rows = sorted(map(tuple, wh.sql("SELECT * FROM default.sd").collect()), key=str)
+    assert rows == sorted([(1, "A1", "B1"), (2, "A2", "B2"), (3, "A3", "B3"), (4, "A4", "B4"),
+                           (7, "dflt", "B5"), (7, "dflt", "B6"), (8, "x", None)], key=str)
+    # pypaimon reads what was written: the defaults are in the files
+    assert [(r["a"], r["b"]) for r in _pypaimon_rows(root, "sd")][-3:] == [
+        (7, "dflt"), (7, "dflt"), (8, "x")]
+    doc["fields"].append({"id": 3, "name": "tags", "type": {"type": "ARRAY", "element": "STRING"},
+                          "defaultValue": "ARRAY('t')"})
+    doc["highestFieldId"] = 3
+    schema_file.write_text(json.dumps(doc, indent=2))
     before = _listing(path)
-    with pytest.raises(UnsupportedFeatureError, match="column b has the default value") as e:
-        wh.sql("INSERT INTO default.sd (a, c) VALUES (5, 'B5')")
-    assert e.value.column == "b" and e.value.option == "defaultValue"
+    with pytest.raises(UnsupportedFeatureError, match="column tags has the default value") as e:
+        wh.sql("INSERT INTO default.sd (c) VALUES ('B7')")
+    assert e.value.column == "tags" and e.value.option == "defaultValue"
     assert _listing(path) == before
 
 

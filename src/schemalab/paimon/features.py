@@ -4,8 +4,9 @@ A table that another engine wrote may use a feature whose meaning lives outside 
 schema and the data files' columns: row tracking (``_FIRST_ROW_ID`` per file,
 ``nextRowId`` per snapshot), data evolution (files holding a subset of the columns for a
 range of row ids, merged on read), and default values (the ``fields.<f>.default-value``
-option, which Java Paimon 1.0 applies to every NULL it reads; ``defaultValue`` in the
-schema JSON, which Paimon 1.2+ writes in place of an omitted or NULL value). Reading or
+option, which Java Paimon 1.0 applies to every NULL it reads and Java Paimon 2.0 ignores;
+a ``defaultValue`` of a nested type in the schema JSON, which Paimon 1.2+ writes in place
+of an omitted or NULL value — atomic ones schemalab writes too). Reading or
 writing such a table as if the feature were absent returns wrong rows or leaves a table
 that the engines cannot read, so each check here refuses *before* anything is read or
 written, naming the feature and the option that enabled it.
@@ -27,6 +28,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from schemalab.errors import UnsupportedFeatureError
+from schemalab.types.model import AtomicType
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.paimon.manifest import ManifestEntry
@@ -64,8 +66,9 @@ def check_readable_features(schema: TableSchema, table: str,
         if m:
             raise UnsupportedFeatureError(
                 f"Read of {table} refused: option '{key}' = '{value}' gives column "
-                f"{m.group(1)} a default value that Java Paimon returns in place of every "
-                "NULL it reads; schemalab does not apply it yet, and would return NULL.",
+                f"{m.group(1)} a default value that Java Paimon 1.0 returns in place of every "
+                "NULL it reads and Java Paimon 2.0 ignores; schemalab cannot tell which of "
+                "the two this table's readers expect, so it returns neither silently.",
                 table=table, column=m.group(1), feature="default value", option=key)
 
 
@@ -87,10 +90,10 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
     if operation != "INSERT":
         return
     for f in schema.fields:
-        if f.default_value is not None:
+        if f.default_value is not None and not isinstance(f.type, AtomicType):
             raise UnsupportedFeatureError(
                 f"INSERT into {table} refused: column {f.name} has the default value "
                 f"{f.default_value} (defaultValue in the schema, Paimon 1.2+), which Paimon "
-                "writes in place of an omitted or NULL value; schemalab does not apply it "
-                "yet. Nothing was written.", table=table, column=f.name,
-                feature="default value", option="defaultValue")
+                f"writes in place of an omitted or NULL value; schemalab applies defaults of "
+                f"atomic types, not of {f.type.sql()} yet. Nothing was written.",
+                table=table, column=f.name, feature="default value", option="defaultValue")
