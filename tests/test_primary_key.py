@@ -331,7 +331,7 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
     sequence numbers with the first, so it is refused (and nothing of it is visible)."""
     from schemalab.errors import CommitConflictError
     from schemalab.paimon import commit as commits
-    from schemalab.paimon.write import files as write
+    from schemalab.paimon.write import frames
     from schemalab.paimon.write import keyed as primary_key
     from schemalab.paimon.write.files import WriteTarget
 
@@ -339,7 +339,7 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
     wh.sql("CREATE TABLE r (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "
            "'bucket' = '1'); INSERT INTO r VALUES (1, 'a')")
     t = wh.table("r")
-    slow_df = write.to_frame(spark, [(1, "slow")], t.schema, t.name)
+    slow_df = frames.to_frame(spark, [(1, "slow")], t.schema, t.name)
     target = WriteTarget(t.path, t.name, t.schema, lambda: spark)
     _, slow = primary_key.write_entries(target, slow_df)  # numbered from snapshot 1
     t.insert([(1, "fast")])  # commits snapshot 2 with the same sequence number
