@@ -181,6 +181,53 @@ def test_schema_default_value_is_written_for_omitted_and_null_values(
     assert _listing(path) == before
 
 
+def test_defaults_set_and_dropped_by_sql(tmp_path: Path, spark: Any) -> None:
+    """CREATE ... DEFAULT, ALTER COLUMN SET / DROP DEFAULT as Paimon's Spark integration
+    stores them (the literal's text in ``defaultValue``); each applies to writes after it,
+    never to rows written before; the lineage says so."""
+    root = tmp_path / "wh"
+    wh = sl.Warehouse(root, spark=spark)
+    wh.sql("""CREATE TABLE t (id INT, b STRING DEFAULT 'x');
+              INSERT INTO t (id) VALUES (1);
+              ALTER TABLE t ALTER COLUMN b SET DEFAULT 'y';
+              INSERT INTO t (id) VALUES (2);
+              ALTER TABLE t ALTER COLUMN b DROP DEFAULT;
+              INSERT INTO t (id) VALUES (3)""")
+    rows = sorted(map(tuple, wh.sql("SELECT * FROM t").collect()))
+    assert rows == [(1, "x"), (2, "y"), (3, None)]
+    schema_dir = root / "default.db" / "t" / "schema"
+    defaults = [json.loads((schema_dir / f"schema-{i}").read_text())["fields"][1].get(
+        "defaultValue") for i in range(3)]
+    assert defaults == ["'x'", "'y'", None]
+    events = [(e.schema_id, e.kind, e.type) for lin in wh.table("t").history().lineage
+              for e in lin.events if lin.field_id == 1]
+    assert events == [(0, "added", "STRING"), (1, "default_changed", "'y'"),
+                      (2, "default_changed", "")]
+    changed = next(e for lin in wh.table("t").history().lineage for e in lin.events
+                   if e.kind == "default_changed")
+    assert "writes after this version" in changed.describe()
+    assert "default 'y' for writes after schema 1, not for older rows" in str(
+        wh.table("t").why("b", where="id = 1"))
+    assert [(r["id"], r["b"]) for r in _pypaimon_rows_by(root, "t", "id")] == rows
+    # Paimon's rules: a default the type cannot hold; ADD COLUMN with a default
+    from schemalab.errors import SchemaChangeError, SqlError
+
+    with pytest.raises(SchemaChangeError, match="Unsupported default value `abc` for type INT") \
+            as e:
+        wh.sql("ALTER TABLE t ALTER COLUMN id SET DEFAULT 'abc'")
+    assert e.value.rule == "default-value" and e.value.column == "id"
+    with pytest.raises(SqlError, match="ALTER COLUMN c SET DEFAULT 1"):
+        wh.sql("ALTER TABLE t ADD COLUMN c INT DEFAULT 1")
+    assert sorted(os.listdir(schema_dir)) == ["schema-0", "schema-1", "schema-2"]
+
+
+def _pypaimon_rows_by(root: Path, name: str, key: str) -> list[dict[str, Any]]:
+    t = _catalog(root).get_table(f"default.{name}")
+    rb = t.new_read_builder()
+    rows: list[dict[str, Any]] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return sorted(rows, key=lambda r: r[key])
+
+
 @pytest.mark.parametrize("type_text", ["BLOB", "VECTOR<FLOAT, 3>"])
 def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None:
     root = tmp_path / "wh"
