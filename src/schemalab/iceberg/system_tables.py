@@ -219,28 +219,24 @@ def _file_counts(table: IcebergTable, mf: IcebergManifestFile) -> tuple[int, int
 def _partition_summaries(table: IcebergTable, mf: IcebergManifestFile
                          ) -> list[tuple[Any, ...]] | None:
     """Each partition field's summary with its bounds as Java's human strings (``"null"``
-    for a missing bound, as ``Transform.toHumanString`` says)."""
+    for a missing bound, as ``Transform.toHumanString`` says). A field whose source column
+    was dropped has Java's ``unknown`` result type (PartitionSpec.resultType), whose bounds
+    read as NULL."""
     spec = table.metadata.spec(mf.spec_id)
     if mf.partitions is None or spec is None:
         return None
     out = []
     for pf, s in zip(spec.fields, mf.partitions, strict=False):
-        result = transform_result(pf.transform, _source_type(table, pf.source_ids[0]))
-        bounds = [human_string(pf.transform, result,
-                               None if raw is None else decode_bound(raw, result))
+        source = table.schema.find(pf.source_ids[0])
+        result = transform_result(pf.transform, source.type if source else _UNKNOWN)
+        bounds = [human_string(pf.transform, result, None if raw is None or result == _UNKNOWN
+                               else decode_bound(raw, result))
                   for raw in (s.lower_bound, s.upper_bound)]
         out.append((s.contains_null, s.contains_nan, *bounds))
     return out
 
 
-def _source_type(table: IcebergTable, source_id: int) -> IcebergType:
-    """A partition source's type in the current schema, else in the newest schema that has
-    it (a dropped source), else ``unknown``."""
-    for s in [table.schema, *sorted(table.metadata.schemas, key=lambda s: -s.schema_id)]:
-        f = s.find(source_id)
-        if f is not None:
-            return f.type
-    return IcebergPrimitiveType("unknown", "unknown")
+_UNKNOWN = IcebergPrimitiveType("unknown", "unknown")
 
 
 # ---- the partition type all specs share -----------------------------------------------------
