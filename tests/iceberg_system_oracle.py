@@ -6,9 +6,10 @@ rows in the canonical form of ``fixtures/iceberg-java-1.10/README.md``. Any engi
 one: :func:`pyiceberg_oracle` builds it from pyiceberg's ``table.inspect``;
 :meth:`OracleTable.from_spark` from a Spark DataFrame (Java Iceberg's own ``t.snapshots``
 read by Spark), :meth:`OracleTable.from_canonical` from the fixture JSON's columns, types and
-rows. :func:`compare_system_table` then lists every difference from schemalab's DataFrame,
-column by column, leaving out the differences the caller *knows* (:class:`Known`), each with
-its reason.
+rows, :meth:`OracleTable.from_iceberg` from Java Iceberg's metadata table read without
+Spark (its schema JSON and canonical rows). :func:`compare_system_table` then lists every
+difference from schemalab's DataFrame, column by column, leaving out the differences the
+caller *knows* (:class:`Known`), each with its reason.
 
 Paths are compared relative to the table directory (``db/<name>/``): the tables were written
 elsewhere and every engine reports the paths the metadata names, except the current metadata
@@ -54,6 +55,22 @@ class OracleTable:
                    [_field_json(f) for f in schema.fields],
                    [[canonical_value(v, t) for v, t in zip(r, types, strict=True)]
                     for r in rows])
+
+    @classmethod
+    def from_iceberg(cls, engine: str, schema_json: Mapping[str, Any],
+                     rows: Sequence[Sequence[Any] | str]) -> OracleTable:
+        """From Java Iceberg's own metadata table: its schema as ``SchemaParser.toJson``
+        writes it (turned into Spark types as Iceberg's TypeToSparkType does) and canonical
+        rows (lists of values or their JSON texts)."""
+        from schemalab.iceberg.spark_values import spark_type
+        from schemalab.iceberg.types import IcebergStructType, parse_fields
+
+        spark = spark_type(IcebergStructType(parse_fields(dict(schema_json), 3, "")))
+        assert isinstance(spark, st.StructType)
+        return cls(engine, [f.name for f in spark.fields],
+                   [f.dataType.simpleString() for f in spark.fields],
+                   [_field_json(f) for f in spark.fields],
+                   [json.loads(r) if isinstance(r, str) else list(r) for r in rows])
 
     @classmethod
     def from_canonical(cls, engine: str, columns: list[str], types: list[str],

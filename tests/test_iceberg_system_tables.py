@@ -1,8 +1,12 @@
 """Iceberg's metadata tables (``t.snapshots``, ``t.files``, ...) from schemalab, against the
 engines' own, on tables Java Iceberg 1.10.2 wrote (``fixtures/iceberg-java-1.10/``).
 
-Three oracles:
+Oracles:
 
+- **Java Iceberg 1.12.0's own metadata tables** (``MetadataTableUtils`` + the scan's
+  ``DataTask`` rows, what Spark shows), recorded for all 38 tables by
+  ``tests/oracles/record_iceberg_system_tables.py``: schemalab must equal them exactly,
+  types with nullability and values, with no known difference.
 - **Java Iceberg's Spark metadata tables, as the fixture recorded them** (Iceberg 1.10.2 on
   Spark 3.5): ``.snapshots`` (id, parent, operation, summary), ``.history`` (snapshot id,
   is_current_ancestor) and ``.files`` (content, path, format, records, spec id, partition)
@@ -11,14 +15,16 @@ Three oracles:
   pyiceberg departs from Java's ``SnapshotsTable``, ``BaseFilesTable``, ... (read in
   apache/iceberg), the column is listed in :data:`PYICEBERG_KNOWN` with the reason, and
   schemalab follows Java.
-- a Java Iceberg 1.12 oracle (built elsewhere) can be pointed at the same comparison:
-  :func:`iceberg_system_oracle.compare_system_table` takes any :class:`OracleTable`.
+
+:func:`iceberg_system_oracle.compare_system_table` takes any :class:`OracleTable`, so a live
+Java oracle can be pointed at the same comparison.
 
 Run: ``.venv/bin/python -m pytest -q tests/test_iceberg_system_tables.py``
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import tarfile
 from collections.abc import Callable
@@ -208,6 +214,33 @@ def test_readable_metrics_match_pyiceberg(name: str, open_table: Callable[[str],
             assert [column, metrics] in ours, (r[1], column, metrics, dict(ours).get(column))
             compared += 1
     assert compared >= len(data.rows) * len(t.schema.fields)
+
+
+# ---- against Java Iceberg 1.12.0's own metadata tables ----------------------------------------
+
+JAVA_1_12 = FIXTURE / "system-tables-iceberg-1.12.0.json.gz"
+
+
+@cache
+def java_1_12() -> dict[str, Any]:
+    """Java Iceberg 1.12.0's metadata tables of every fixture table, recorded by
+    ``tests/oracles/record_iceberg_system_tables.py`` (schema JSON + canonical rows)."""
+    return json.loads(gzip.decompress(JAVA_1_12.read_bytes()))
+
+
+@pytest.mark.parametrize("system", SYSTEM_TABLES)
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXPECTED.glob("*.json")))
+def test_matches_java_iceberg_1_12(name: str, system: str,
+                                  open_table: Callable[[str], Any]) -> None:
+    """Every column (Spark type and nullability as TypeToSparkType makes them) and every
+    value of Java Iceberg 1.12.0's metadata table, for all 38 fixture tables, no known
+    differences."""
+    java = java_1_12()[f"{name}.{system}"]
+    assert "error" not in java, java
+    oracle = OracleTable.from_iceberg("Java Iceberg 1.12.0", java["schema"], java["rows"])
+    t = open_table(name)
+    problems = compare_system_table(system_table_data(t, system), oracle, table_dir=name)
+    assert not problems, f"{name}.{system}:\n  " + "\n  ".join(problems)
 
 
 # ---- against Java Iceberg 1.10.2's Spark tables, as the fixture recorded them ---------------

@@ -9,7 +9,7 @@ import struct
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import (
@@ -275,6 +275,15 @@ def _partition_names_by_position(record_schema: Any, meta: Mapping[str, str]) ->
     return dict(zip(ids, names, strict=True))
 
 
+#: wide enough for any decimal(38, s): Python's default context keeps only 28 digits
+_EXACT = Context(prec=100)
+
+
+def unscaled_decimal(unscaled: int, scale: int) -> Decimal:
+    """The decimal ``unscaled × 10^-scale``, every digit kept."""
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
+
+
 def decode_bound(raw: bytes, t: IcebergType) -> Any:
     """A lower/upper bound from Iceberg's binary single-value serialization (spec,
     Appendix D). Bounds written before a type promotion keep their old width, so int/long,
@@ -285,6 +294,9 @@ def decode_bound(raw: bytes, t: IcebergType) -> Any:
         Decimal('4.50')
         >>> decode_bound(bytes.fromhex("03000000"), parse_iceberg_type("long"))
         3
+        >>> decode_bound((12345678901234567890123456780123456789).to_bytes(16, "big"),
+        ...              parse_iceberg_type("decimal(38, 10)"))
+        Decimal('1234567890123456789012345678.0123456789')
     """
     if not isinstance(t, IcebergPrimitiveType):
         return raw
@@ -296,7 +308,7 @@ def decode_bound(raw: bytes, t: IcebergType) -> Any:
     if k in ("float", "double"):
         return struct.unpack("<f" if n == 4 else "<d", raw)[0]
     if k == "decimal":
-        return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-(t.scale or 0))
+        return unscaled_decimal(int.from_bytes(raw, "big", signed=True), t.scale or 0)
     if k == "date" or (k.startswith("timestamp") and n == 4):  # v3 date → timestamp
         return dt.date(1970, 1, 1) + dt.timedelta(days=int.from_bytes(raw, "little",
                                                                        signed=True))

@@ -28,6 +28,7 @@ from typing import Any
 from pyspark.sql import types as st
 
 from schemalab.errors import UnsupportedFeatureError
+from schemalab.iceberg.manifests import unscaled_decimal
 from schemalab.iceberg.types import (
     IcebergListType,
     IcebergMapType,
@@ -113,7 +114,7 @@ def spark_value(value: Any, t: IcebergType) -> Any:
     if k in ("fixed", "binary"):
         return bytes(value)
     if k == "decimal" and not isinstance(value, Decimal):
-        return Decimal(int.from_bytes(value, "big", signed=True)).scaleb(-(t.scale or 0))
+        return unscaled_decimal(int.from_bytes(value, "big", signed=True), t.scale or 0)
     if k in ("float", "double"):
         return float(value)
     return value
