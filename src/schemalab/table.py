@@ -40,7 +40,7 @@ from schemalab.explain.why import WhyAnswer, why
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.history.paimon import paimon_history
-from schemalab.paimon.features import check_readable_features
+from schemalab.paimon.features import check_readable_features, check_whole_rows
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.primary_key import check_readable, file_key_range, key_range_ordered
@@ -228,7 +228,7 @@ class Table:
         out = []
         dirs = BucketDirs(self.path)
         entries = self.live_entries(snapshot)
-        check_readable_features(self.schema, self.name, entries)
+        check_whole_rows(entries, self.name)
         for e in entries:
             s = self.schema_at(e.file.schema_id)
             path = dirs.data_file_path(e, s)

@@ -46,9 +46,9 @@ def _enabled(schema: TableSchema, option: str) -> bool:
     return schema.effective_options().get(option, "false").strip().lower() == "true"
 
 
-def check_readable_features(schema: TableSchema, table: str,
-                            entries: Iterable[ManifestEntry] = ()) -> None:
-    """Refuse a read in ``schema`` of the files ``entries`` that schemalab would get wrong."""
+def check_whole_rows(entries: Iterable[ManifestEntry], table: str) -> None:
+    """Refuse files that hold only some columns of their rows (data evolution): read as
+    files of rows they would be wrong rows."""
     for e in entries:
         if e.file.write_cols is not None:
             cols = ", ".join(e.file.write_cols)
@@ -58,6 +58,10 @@ def check_readable_features(schema: TableSchema, table: str,
                 f"by a data-evolution UPDATE ('{DATA_EVOLUTION}'); schemalab does not yet "
                 "merge column files by row id, and reading them as rows would return wrong "
                 "rows.", table=table, feature="data evolution", option=DATA_EVOLUTION)
+
+
+def check_readable_features(schema: TableSchema, table: str) -> None:
+    """Refuse a read in ``schema`` that schemalab would get wrong."""
     if _enabled(schema, DATA_EVOLUTION):
         raise UnsupportedFeatureError(
             f"Read of {table} refused: the table uses data evolution ('{DATA_EVOLUTION}' = "
