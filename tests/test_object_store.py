@@ -5,8 +5,9 @@ History, lineage, snapshot trees, read explanations and ``schemalab inspect`` of
 table equal those of the local copy; DDL on an s3:// warehouse lands in the bucket and
 commits with a create-only PUT, so of racing committers exactly one wins each version and
 the others retry; a store without such a primitive is refused for writes, with reads
-still working. (Spark's own data path on S3 needs hadoop-aws, which no registry here
-offers: a read then fails with a clear error naming the settings.)
+still working. The suite's Spark has no S3A connector: a read of s3:// data fails with a
+clear error naming the settings. Spark's own data path on S3 (hadoop-aws from Maven Central)
+is tests/test_spark_on_s3.py, in ``make test-cluster``.
 """
 
 from __future__ import annotations

@@ -178,7 +178,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
         """The live data files of ``snapshot`` with their paths, decoded partitions and
         deletion vectors (from the snapshot's index manifest)."""
         return data_files(self.path, self.name, snapshot, self.live_entries(snapshot),
-                          self.schema, self.schema_at)
+                          self.schema_at)
 
     # ---- what the read pipeline (schemalab.format) asks of a format --------------------------
 

@@ -16,10 +16,11 @@ from schemalab.iceberg.history import iceberg_history, snapshot_tree
 from schemalab.iceberg.listing import IcebergSource
 from schemalab.iceberg.metadata import IcebergSchema, IcebergSnapshot
 from schemalab.iceberg.plan import plan_iceberg_read
+from schemalab.iceberg.system_tables import system_table
 from schemalab.spark import default_session
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 
 class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
@@ -56,6 +57,17 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
         """Snapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
         DELETED), with partitions and column bounds decoded and shown under today's names."""
         return snapshot_tree(self, snapshot_id)
+
+    # ---- metadata tables ----------------------------------------------------------------
+
+    def system_table(self, name: str, snapshot_id: int | None = None) -> DataFrame:
+        """Iceberg's metadata table ``name`` as Iceberg's Spark integration returns it (same
+        columns, Spark types and values): ``snapshots``, ``history``, ``refs``,
+        ``metadata_log_entries``, ``manifests``, ``files``, ``data_files``,
+        ``delete_files``, ``partitions`` (also spelled ``$snapshots``). ``snapshot_id``
+        reads ``manifests``, the files tables and ``partitions`` as of that snapshot (Spark's
+        ``VERSION AS OF``). An unknown name is a SqlError (rule ``unknown-system-table``)."""
+        return system_table(self, self.spark, name, snapshot_id)
 
     # ---- what the read pipeline (schemalab.format) asks of a format --------------------------
 

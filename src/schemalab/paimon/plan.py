@@ -11,7 +11,7 @@ from schemalab import fileio
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.errors import SchemaLabError
 from schemalab.explain.casts import FileRange
-from schemalab.paimon.features import check_readable_features
+from schemalab.paimon.features import check_readable_features, check_whole_rows
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.listing import BucketDirs, partition_values
 from schemalab.paimon.manifest import ManifestEntry
@@ -22,14 +22,14 @@ from schemalab.types.casts import cast_mode
 
 
 def data_files(path: str, table: str, snapshot: Snapshot | None,
-               entries: Sequence[ManifestEntry], current: TableSchema,
+               entries: Sequence[ManifestEntry],
                schema_at: Callable[[int], TableSchema]) -> list[DataFile]:
     """The live data files of ``snapshot`` (its manifest ``entries``) with their paths,
     decoded partitions and deletion vectors (from the snapshot's index manifest)."""
     dvs = deletion_files(path, index_files(path, snapshot)) if snapshot else {}
     out = []
     dirs = BucketDirs(path)
-    check_readable_features(current, table, entries)
+    check_whole_rows(entries, table)
     for e in entries:
         s = schema_at(e.file.schema_id)
         file_path = dirs.data_file_path(e, s)
