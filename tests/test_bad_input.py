@@ -217,6 +217,12 @@ def use_table(t: Table) -> None:
         h.tree(s.id)
 
 
+# What a damaged file is refused as: mostly a corrupt file; a file that is gone (or names one
+# that is) is a missing schema or snapshot; a type name that is not Paimon's is a type error.
+DAMAGE_RULES = frozenset({"corrupt-file", "schema-must-exist", "snapshot-must-exist",
+                          "table-must-exist", "unknown-type", "unsupported-type"})
+
+
 def check_case(pristine: Path, root: Path, role: str, label: str, mutation: Mutation) -> str:
     """Damage, use, and check the error; returns "error" or "read" (a harmless flip)."""
     t, path = damage(pristine, root, role, mutation)
@@ -228,6 +234,7 @@ def check_case(pristine: Path, root: Path, role: str, label: str, mutation: Muta
             label in REFERENCES and str(root) in message)  # names the file referred to
         assert named, f"{role} {label}: {message}"
         assert len(message) < 2000, f"{role} {label}: message too long"
+        assert e.rule in DAMAGE_RULES, f"{role} {label}: rule {e.rule}: {message}"
     else:
         if label in MAY_READ:
             return "read"
@@ -238,8 +245,9 @@ def check_case(pristine: Path, root: Path, role: str, label: str, mutation: Muta
     text = err.getvalue()
     if code == 0 and (role == "data" or label in INSPECT_MAY_PASS):
         return "error"  # inspect reads metadata only: data files are not its business
-    assert code == 1 and text.startswith("error: ") and text.count("\n") == 1, (role, label,
+    assert code == 1 and text.startswith("error: ") and text.count("\n") == 2, (role, label,
                                                                                  text)
+    assert text.splitlines()[1].removeprefix("rule: ") in DAMAGE_RULES, (role, label, text)
     assert "Traceback" not in text
     return "error"
 
@@ -301,7 +309,9 @@ def test_unknown_types_in_sql_are_clear_errors(tmp_path: Path, sql: str) -> None
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = cli.main(["sql", str(tmp_path / "wh"), "-e", sql])
     assert code == 1 and err.getvalue().startswith("error: ") and err.getvalue().count(
-        "\n") == 1, err.getvalue()
+        "\n") == 2, err.getvalue()
+    assert err.getvalue().splitlines()[1] in ("rule: unknown-type", "rule: sql-syntax"), \
+        err.getvalue()
     assert not list((tmp_path / "wh").glob("*.db/t"))  # nothing half-created
 
 

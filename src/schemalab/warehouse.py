@@ -237,7 +237,7 @@ class Warehouse:
         """Run one statement value."""
         handler = _HANDLERS.get(type(stmt))
         if handler is None:
-            raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
+            raise SqlError(f"Unsupported statement: {stmt.text}", rule="unsupported-statement")
         return handler(self, stmt)
 
     def _create(self, stmt: CreateTable) -> StatementResult:
