@@ -410,10 +410,12 @@ def test_names_cannot_escape_the_warehouse(tmp_path: Path, db: str, table: str) 
     wh = sl.Warehouse(root / "wh")
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     cols = [ColumnSpec("a", parse_type("INT"))]
-    with pytest.raises(InvalidIdentifierError):
+    with pytest.raises(InvalidIdentifierError) as info:
         wh.create_table(TableName(db, table), cols)
-    with pytest.raises(SchemaLabError):
+    assert info.value.rule == "valid-identifier"
+    with pytest.raises(SchemaLabError) as found:
         wh.table(TableName(db, table))
+    assert found.value.rule == "valid-identifier"
     from schemalab.types.model import quote_identifier as q
 
     if "\x00" not in db + table:
@@ -422,6 +424,8 @@ def test_names_cannot_escape_the_warehouse(tmp_path: Path, db: str, table: str) 
             code = cli.main(["sql", str(root / "wh"), "-e",
                              f"CREATE TABLE {q(db)}.{q(table)} (a INT)"])
         assert code == 1 and err.getvalue().startswith("error: "), err.getvalue()
+        assert err.getvalue().splitlines()[-1] in ("rule: valid-identifier",
+                                                   "rule: sql-syntax"), err.getvalue()
     after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert [p for p in after if p not in before and not str(p).startswith("inside/wh")] == []
     assert not (tmp_path / "t").exists() and not Path("/abs").exists()
@@ -433,8 +437,9 @@ def test_a_symlink_out_of_the_warehouse_is_refused(tmp_path: Path) -> None:
     wh = sl.Warehouse(tmp_path / "wh")
     (tmp_path / "wh" / "default.db").mkdir(parents=True)
     (tmp_path / "wh" / "default.db" / "evil").symlink_to(outside)
-    with pytest.raises(InvalidIdentifierError, match="outside the warehouse"):
+    with pytest.raises(InvalidIdentifierError, match="outside the warehouse") as info:
         wh.create_table("evil", [ColumnSpec("a", parse_type("INT"))])
+    assert (info.value.table, info.value.rule) == ("default.evil", "valid-identifier")
     assert list(outside.iterdir()) == []
 
 

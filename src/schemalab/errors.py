@@ -70,6 +70,16 @@ class UnknownTypeError(SchemaLabError, ValueError):
         self.type_text = type_text
 
 
+class NotFoundError(SchemaLabError, KeyError):
+    """A schema, snapshot, field or column looked up by id or name in a table's history or
+    read explanation that it does not have (rules ``schema-must-exist``,
+    ``snapshot-must-exist``, ``field-must-exist``, ``column-must-exist``). Also a
+    ``KeyError``, what such a lookup raised before."""
+
+    def __str__(self) -> str:  # KeyError's own would quote the message
+        return self.message
+
+
 class UnsupportedFeatureError(SchemaLabError):
     """A table feature (named in ``feature``, enabled by ``option``) that schemalab cannot
     read or maintain yet: refused before anything is read or written, never ignored."""

@@ -110,8 +110,13 @@ _ALL = (
          f"{_SM} checkAlterTableOption"),
     Rule("bucket-mode-fixed", "Changing or resetting 'bucket' between -1 and fixed buckets "
          "once the table has data.", f"{_SM} checkAlterTableOption / checkResetTableOption"),
+    Rule("option-value", "A table option that must be an integer and is not (in a schema "
+         "another writer made).", "Paimon CoreOptions (option types)"),
     Rule("cast-mode", "A 'cast.mode' value that is not one of schemalab's read modes.", _OWN),
     Rule("unsupported-change", "A schema change value apply_changes does not know.", _OWN),
+    Rule("change-value", "A schema change or column built in Python whose fields hold the "
+         "wrong types (a type name as text where a DataType goes, an empty path, ...).",
+         _OWN),
     Rule("primary-key-partition", "A primary key that does not include every partition key, "
          "or equals the partition keys.", "Paimon TableSchema.trimmedPrimaryKeys"),
     # --- writes ------------------------------------------------------------------------------

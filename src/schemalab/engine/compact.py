@@ -143,6 +143,10 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     specs = parse_partitions(partitions, schema, table)
     if schema.primary_keys:
         check_writable(schema, table)  # fixed buckets: rows are bucketed again on write
+    try:
+        mode = cast_mode(schema.effective_options())
+    except ValueError as e:
+        raise SchemaLabError(f"Table {table}: {e}", table=table, rule="cast-mode") from None
     for attempt in range(1, attempts + 1):
         snap = SnapshotManager(target.path, table).latest()
         every = live(snap)
@@ -153,8 +157,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             return CompactionResult(table, None, attempts=attempt)
         _check_bucket_keys(schema, table, [f for _, f in chosen], schema_of)
         plan = plan_read(table, schema, [f for _, f in chosen], lambda f: schema_of(f.schema_id),
-                         cast_mode(schema.effective_options()),
-                         snapshot_id=None if snap is None else snap.id,
+                         mode, snapshot_id=None if snap is None else snap.id,
                          merge_engine=check_readable(schema, table).engine
                          if schema.primary_keys else None)
         files, added = _rewrite(target, plan, strategy, order_by)
@@ -193,7 +196,7 @@ def _check_arguments(schema: TableSchema, table: str, strategy: str,
             raise SchemaLabError(f"Table {table}: order_strategy \"none\" cannot work with "
                                  "order_by columns.", table=table, rule="compact-order")
         return
-    if schema.primary_keys or int(schema.effective_options().get("bucket", "-1")) != -1:
+    if schema.primary_keys or schema.int_option("bucket", -1, table) != -1:
         raise SchemaLabError(f"Table {table}: Spark compact with sort_type {strategy} only "
                              "support unaware-bucket append-only table yet.", table=table,
                              rule="compact-order")
@@ -272,7 +275,7 @@ def _check_bucket_keys(schema: TableSchema, table: str, files: list[DataFile],
     """The rewritten rows' buckets are computed again from today's key types: refuse a table
     whose bucket key was retyped (Paimon 1.0 refuses that ALTER; an older build took it)."""
     keys = bucket_keys(schema.effective_options(), schema.primary_keys, schema.partition_keys)
-    if int(schema.effective_options().get("bucket", "-1")) <= 0 or not keys:
+    if schema.int_option("bucket", -1, table) <= 0 or not keys:
         return
     for f in files:
         old = schema_of(f.schema_id)
