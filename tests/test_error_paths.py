@@ -160,6 +160,9 @@ def test_compact_with_foreign_options(wh: sl.Warehouse) -> None:
     t = foreign_options(wh, "b1", bucket="abc")
     e = refused(t.compact, "option-value", table="default.b1")
     assert "'bucket' must be an integer, not 'abc'" in e.message
+    t = foreign_options(wh, "b5", **{"num-levels": "many"})
+    e = refused(t.compact, "option-value", table="default.b5")
+    assert "'num-levels' must be an integer, not 'many'" in e.message
     t = foreign_options(wh, "b2", **{"cast.mode": "sometimes"})
     refused(t.compact, "cast-mode", table="default.b2")
     refused(lambda: t.read_plan(), "cast-mode", table="default.b2")

@@ -124,6 +124,20 @@ def test_the_error_classes_default_rules_are_registered() -> None:
     assert errors.UnsupportedFeatureError("m", feature="x").rule == "unsupported-feature"
 
 
+def test_errors_copy_and_pickle_with_their_fields() -> None:
+    import copy
+    import pickle
+
+    e = errors.CorruptFileError("/t/schema/schema-1", "not valid JSON", table="db.t")
+    for out in (copy.copy(e), pickle.loads(pickle.dumps(e))):
+        assert type(out) is errors.CorruptFileError and str(out) == str(e)
+        assert (out.path, out.what, out.table, out.rule) == (
+            "/t/schema/schema-1", "not valid JSON", "db.t", "corrupt-file")
+    moved = errors.with_message(errors.NotFoundError("m", table="t", rule="field-must-exist"),
+                                "said otherwise")
+    assert (str(moved), moved.table, moved.rule) == ("said otherwise", "t", "field-must-exist")
+
+
 def test_outside_tests_an_unknown_rule_id_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     # a user's session never fails over a missing registry entry: the error is still raised
     monkeypatch.delenv("SCHEMALAB_TEST")

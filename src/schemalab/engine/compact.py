@@ -83,14 +83,11 @@ class CompactionResult:
         return self.text()
 
 
-def max_level(schema: TableSchema) -> int:
+def max_level(schema: TableSchema, table: str) -> int:
     """The top level of the LSM tree: ``num-levels`` - 1; Paimon's default is
     ``num-sorted-run.compaction-trigger`` (5) + 1 levels."""
-    opts = schema.effective_options()
-    levels = opts.get("num-levels")
-    if levels is None:
-        levels = str(int(opts.get("num-sorted-run.compaction-trigger", "5")) + 1)
-    return int(levels) - 1
+    trigger = schema.int_option("num-sorted-run.compaction-trigger", 5, table)
+    return schema.int_option("num-levels", trigger + 1, table) - 1
 
 
 def parse_partitions(text: str | None, schema: TableSchema, table: str
@@ -152,7 +149,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
         every = live(snap)
         pairs = [(e, f) for e, f in every if _in_partitions(f, schema, specs)]
         vectors = _check_deletion_vectors(every, pairs, table)
-        chosen = _choose(pairs, schema, strategy)
+        chosen = _choose(pairs, schema, strategy, table)
         if not chosen:
             return CompactionResult(table, None, attempts=attempt)
         _check_bucket_keys(schema, table, [f for _, f in chosen], schema_of)
@@ -232,8 +229,8 @@ def _check_deletion_vectors(every: list[tuple[ManifestEntry, DataFile]],
     return bool(with_dv)
 
 
-def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, strategy: str
-            ) -> list[tuple[ManifestEntry, DataFile]]:
+def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, strategy: str,
+            table: str) -> list[tuple[ManifestEntry, DataFile]]:
     """The files to rewrite (see the module's docstring)."""
     groups: dict[tuple[object, ...], list[tuple[ManifestEntry, DataFile]]] = {}
     for e, f in pairs:
@@ -242,7 +239,7 @@ def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, st
         groups.setdefault(key, []).append((e, f))
     out: list[tuple[ManifestEntry, DataFile]] = []
     if schema.primary_keys:
-        top = max_level(schema)
+        top = max_level(schema, table)
         for g in groups.values():
             if len(g) > 1 or any(f.level != top or f.schema_id != schema.id or f.deletes
                                  for _, f in g):
@@ -302,7 +299,7 @@ def _rewrite(target: WriteTarget, plan: ReadPlan, strategy: str, order_by: Seque
             return [], []
         files, entries = pk_write.write_key_values(
             target, rows, trimmed_primary_keys(schema, target.name))
-        level = max_level(schema)
+        level = max_level(schema, target.name)
     else:
         df: DataFrame = execute(plan, spark)
         files = write.write_files(spark, df, target.path, schema, table=target.name,
