@@ -491,8 +491,8 @@ def check_inspect_shape(doc: Any) -> None:
         for e in lin["events"]:
             assert set(e) == {"schema_id", "kind", "name", "type"}
             assert _is_int(e["schema_id"]) and e["kind"] in (
-                "added", "renamed", "retyped", "nullability_changed", "commented", "moved",
-                "dropped")
+                "added", "renamed", "retyped", "nullability_changed", "commented",
+                "default_changed", "moved", "dropped")
             assert isinstance(e["name"], str) and isinstance(e["type"], str)
     for s in doc["snapshots"]:
         assert set(s) == {"id", "parent_id", "schema_id", "time_millis", "kind",

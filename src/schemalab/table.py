@@ -47,6 +47,7 @@ from schemalab.paimon.primary_key import check_readable, file_key_range, key_ran
 from schemalab.paimon.scan import BucketDirs, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.system_tables import system_table
 from schemalab.schema.changes import SchemaChange
 from schemalab.schema.table_schema import TableSchema
 from schemalab.spark import default_session
@@ -334,6 +335,13 @@ class Table:
 
         return compact(self._write_target(), live, self.schema_at, partitions=partitions,
                        order_strategy=order_strategy, order_by=[c for c in columns if c])
+
+    def system_table(self, name: str) -> DataFrame:
+        """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
+        ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
+        ``partitions``, ``buckets``) as Java Paimon 2.0 returns it, as a Spark DataFrame.
+        ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
+        return system_table(self, name).to_spark(self.spark)
 
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.

@@ -339,10 +339,14 @@ class Warehouse:
         mapping: dict[TableName, str] = {}
         for name in tables:
             db, table = self.resolve(name)
-            if not self.has_table(name):
+            if self.has_table(name):
+                df = self.table(name).read()
+            elif (system := self._system_table(db, table)) is not None:
+                df = system
+            else:
                 continue  # a Spark table or view of the user's; let Spark resolve it
             view = _view_name(db, table)
-            self.table(name).read().createOrReplaceTempView(view)
+            df.createOrReplaceTempView(view)
             mapping[name] = view
         try:
             return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
@@ -351,6 +355,14 @@ class Warehouse:
             if error is None:
                 raise
             raise error from None
+
+    def _system_table(self, db: str, table: str) -> DataFrame | None:
+        """``t$snapshots`` and the like: a system table of table ``t`` (Paimon's spelling,
+        ``$`` before the system table's name), or None when ``t`` is no table of ours."""
+        base, sep, suffix = table.rpartition("$")
+        if not sep or not base or not self.has_table(TableName(db, base)):
+            return None
+        return self.table(TableName(db, base)).system_table(suffix)
 
     def _unresolved_column(self, e: Exception, tables: Sequence[TableName]) -> SqlError | None:
         """Spark's "cannot resolve column" with what our tables' histories know of the name

@@ -134,10 +134,15 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
     out = []
     for i, f in enumerate(schema.fields):
         target = to_spark(f.type)  # nested ROW fields carry their ids in the type
+        default = None if f.default_value is None else _default_value(f, table)
         if f.name in source:
             value = F.col("`" + source[f.name].replace("`", "``") + "`")
             col = _at_precision(_checked_cast(value, given_types[source[f.name]], f, i, table),
                                 f.type)
+            if default is not None:
+                col = F.coalesce(col, default)
+        elif default is not None:
+            col = default
         else:
             if not f.type.nullable:
                 raise SchemaLabError(f"Table {table}: column {f.name} is NOT NULL and was not "
@@ -156,6 +161,30 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
         # optimizer drops a projection it sees as a no-op, and the file gets no ids.
         out.append(col.alias(f.name, metadata={FIELD_ID_KEY: f.id}))
     return df.select(*out)
+
+
+def _default_value(f: DataField, table: str) -> Column:
+    """Column ``f``'s ``defaultValue`` (Paimon 1.2+), which Java Paimon's writer puts in
+    place of an omitted *or NULL* value (``DefaultValueRow`` in ``TableWriteImpl``): the text,
+    less one pair of enclosing quotes, cast from STRING by Java's rules
+    (``DefaultValueUtils.convertDefaultValue``). A text the type cannot hold fails the write."""
+    from pyspark.sql import functions as F
+
+    from schemalab.engine.paimon_casts import java_cast
+    from schemalab.types.model import STRING
+
+    text = f.default_value or ""
+    if len(text) >= 2 and text.startswith("'") and text.endswith("'"):
+        text = text[1:-1]
+    literal = F.lit(text)
+    cast = java_cast(literal, STRING(), f.type)
+    if cast is None:
+        return literal.cast(to_spark(f.type))
+    if cast.fails is None:
+        return cast.value
+    return F.when(cast.fails, F.raise_error(F.lit(
+        f"Table {table}: the default value {f.default_value} of column {f.name} is not a "
+        f"{f.type.sql()} ({cast.failure})"))).otherwise(cast.value)
 
 
 def _checked_cast(col: Column, given: Any, f: DataField, index: int, table: str) -> Column:

@@ -280,6 +280,10 @@ def _story(h: TableHistory, lin: FieldLineage | None, column: str) -> list[str]:
             steps.append(f"renamed `{ev.old_name}` → `{ev.name}` in schema {ev.schema_id}")
         elif ev.kind in ("retyped", "nullability_changed"):
             steps.append(f"{ev.old_type} → {ev.type} in schema {ev.schema_id}")
+        elif ev.kind == "default_changed":
+            steps.append(f"default {ev.type} for writes after schema {ev.schema_id}, not "
+                         "for older rows" if ev.type else
+                         f"default dropped in schema {ev.schema_id}")
     out = [f"field {lin.field_id} `{column}`: " + ("; ".join(steps) or "unchanged") + "."]
     for other in lin.name_reused_from:
         o = next((x for x in h.lineage if x.field_id == other), None)

@@ -50,6 +50,9 @@ def field_events(old: SchemaVersion | None, new: SchemaVersion) -> tuple[FieldEv
                 old_type="NULL" if prev.nullable else "NOT NULL"))
         if prev.comment != f.comment:
             events.append(FieldEvent(f.id, new.id, "commented", f.full_name, f.type))
+        if prev.default != f.default:
+            events.append(FieldEvent(f.id, new.id, "default_changed", f.full_name,
+                                     f.default or "", old_type=prev.default))
     events.extend(_moves(old_order, new_order, after, new.id))
     for f in (old.fields if old else ()):
         if f.id not in after:

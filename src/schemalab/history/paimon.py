@@ -103,7 +103,7 @@ def flatten_fields(fields: Sequence[DataField], path: tuple[str, ...] = (),
     for pos, f in enumerate(fields):
         p = (*path, f.name)
         out.append(FieldInfo(f.id, f.name, type_text(f.type), f.type.nullable, f.description,
-                             p if path else (), parent, pos))
+                             p if path else (), parent, pos, f.default_value))
         inner = row_inside(f.type)
         if inner is not None:
             out.extend(flatten_fields(inner.fields, p, f.id))

@@ -317,6 +317,19 @@ class IcebergTable:
         with gc_paused():
             return iceberg_history(self)
 
+    # ---- metadata tables ----------------------------------------------------------------
+
+    def system_table(self, name: str, snapshot_id: int | None = None) -> DataFrame:
+        """Iceberg's metadata table ``name`` as Iceberg's Spark integration returns it (same
+        columns, Spark types and values): ``snapshots``, ``history``, ``refs``,
+        ``metadata_log_entries``, ``manifests``, ``files``, ``data_files``,
+        ``delete_files``, ``partitions`` (also spelled ``$snapshots``). ``snapshot_id``
+        reads ``manifests``, the files tables and ``partitions`` as of that snapshot (Spark's
+        ``VERSION AS OF``). An unknown name is a SqlError (rule ``unknown-system-table``)."""
+        from schemalab.iceberg.system_tables import system_table
+
+        return system_table(self, name, snapshot_id)
+
     # ---- reads ------------------------------------------------------------------------------
 
     def target_schema(self, snap: IcebergSnapshot | None, schema: SchemaChoice) -> IcebergSchema:

@@ -17,7 +17,11 @@ from collections.abc import Callable, Sequence
 
 from schemalab import fileio
 from schemalab.errors import CommitConflictError
-from schemalab.paimon.features import check_writable_features
+from schemalab.paimon.features import (
+    assign_row_ids,
+    check_writable_features,
+    row_tracking_enabled,
+)
 from schemalab.paimon.manifest import (
     FileKind,
     FileNamer,
@@ -70,9 +74,15 @@ def commit(table_path: str, table: str, schema: TableSchema,
     snapshots = SnapshotManager(table_path, table)
     schemas = SchemaManager(table_path, table)
     user = commit_user or str(uuid.uuid4())
+    tracking = row_tracking_enabled(schema)
     for attempt in range(MAX_ATTEMPTS):
         latest = snapshots.latest()
         attempt_entries = list(entries) + (replaces(latest) if replaces is not None else [])
+        next_row_id = None
+        if tracking:
+            snapshot_id = (latest.id + 1) if latest else 1
+            first = (latest.next_row_id or 0) if latest else 0
+            attempt_entries, next_row_id = assign_row_ids(attempt_entries, snapshot_id, first)
         if delta_meta is None or attempt_entries != delta_entries:
             if manifest_name:
                 fileio.delete(os.path.join(manifest_dir, manifest_name))
@@ -105,6 +115,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
             base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
             writer_version=WRITER_VERSION,
             index_manifest=latest.index_manifest if keep_index and latest else None,
+            next_row_id=next_row_id,
         )
         if snapshots.commit(snap):
             return snap

@@ -33,6 +33,7 @@ from schemalab.schema.changes import (
     SchemaChange,
     SetOption,
     UpdateColumnComment,
+    UpdateColumnDefault,
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
@@ -41,6 +42,7 @@ from schemalab.schema.changes import (
     create_problem,
     path_text,
 )
+from schemalab.schema.defaults import default_value_problem
 from schemalab.schema.table_schema import CURRENT_VERSION, TableSchema
 from schemalab.types.casts import cast_kind, cast_mode, has_cast_executor, supports_cast
 from schemalab.types.model import (
@@ -279,6 +281,17 @@ def _apply_update_column_comment(d: _Draft, change: UpdateColumnComment) -> None
     d.fields = _edit_field(d.ctx, d.fields, change.path, recomment)
 
 
+def _apply_update_column_default(d: _Draft, change: UpdateColumnDefault) -> None:
+    def set_default(f: DataField, sub: tuple[str, ...]) -> DataField:
+        if change.default is not None:
+            problem = default_value_problem(f.type, change.default)
+            if problem is not None:
+                raise d.ctx.fail(problem, column=path_text(change.path), rule="default-value")
+        return replace(f, default_value=change.default)
+
+    d.fields = _edit_field(d.ctx, d.fields, change.path, set_default)
+
+
 def _apply_update_column_position(d: _Draft, change: UpdateColumnPosition) -> None:
     d.fields = _apply_move(d.ctx, d.fields, change.move)
 
@@ -293,6 +306,7 @@ _APPLY: dict[type, Callable[[_Draft, Any], None]] = {
     UpdateColumnType: _apply_update_column_type,
     UpdateColumnNullability: _apply_update_column_nullability,
     UpdateColumnComment: _apply_update_column_comment,
+    UpdateColumnDefault: _apply_update_column_default,
     UpdateColumnPosition: _apply_update_column_position,
 }
 
@@ -672,7 +686,10 @@ def new_table_schema(columns: Sequence[ColumnSpec], *, partition_keys: Sequence[
         t, last_id = assign_field_ids(col.data_type, fid)
         if col.name in pk:
             t = t.with_nullable(False)
-        fields.append(DataField(fid, col.name, t, col.comment))
+        if col.default is not None and (
+                problem := default_value_problem(t, col.default)) is not None:
+            raise ctx.fail(problem, column=col.name, rule="default-value")
+        fields.append(DataField(fid, col.name, t, col.comment, col.default))
     schema = TableSchema(
         id=0, fields=tuple(fields), highest_field_id=last_id, partition_keys=tuple(pt),
         primary_keys=tuple(pk), options=opts, comment=comment,

@@ -115,6 +115,24 @@ class UpdateColumnComment:
 
 
 @dataclass(frozen=True)
+class UpdateColumnDefault:
+    """Paimon 1.2+'s ``updateColumnDefaultValue``: the text of the default a writer puts in
+    place of an omitted or NULL value (as Spark passes it: ``'x'`` for a string); None
+    drops it.
+
+        >>> UpdateColumnDefault(("c",), "'x'").sql(), UpdateColumnDefault(("c",), None).sql()
+        ("ALTER COLUMN c SET DEFAULT 'x'", 'ALTER COLUMN c DROP DEFAULT')
+    """
+
+    path: tuple[str, ...]
+    default: str | None
+
+    def sql(self) -> str:
+        what = "DROP DEFAULT" if self.default is None else f"SET DEFAULT {self.default}"
+        return f"ALTER COLUMN {_path_sql(self.path)} {what}"
+
+
+@dataclass(frozen=True)
 class UpdateColumnPosition:
     move: Move
 
@@ -216,13 +234,15 @@ def create_problem(partition_keys: object, primary_keys: object, options: object
 
 SchemaChange = (AddColumn | DropColumn | RenameColumn | UpdateColumnType
                 | UpdateColumnNullability | UpdateColumnComment | UpdateColumnPosition
-                | SetOption | RemoveOption | UpdateComment)
+                | UpdateColumnDefault | SetOption | RemoveOption | UpdateComment)
 
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """A column of CREATE TABLE, before it has an id."""
+    """A column of CREATE TABLE, before it has an id; ``default`` is the text of its default
+    value (``DEFAULT 'x'``), as Paimon stores it."""
 
     name: str
     data_type: DataType
     comment: str | None = None
+    default: str | None = None
