@@ -59,6 +59,10 @@ _ALL = (
     Rule("snapshot-must-exist", "A snapshot id the table does not have.",
          "Paimon SnapshotManager / Iceberg TableMetadata"),
     Rule("field-must-exist", "A field (name or id) the table never had.", _OWN),
+    Rule("unknown-system-table", "A system table ($snapshots, $files, ...) the format does "
+         "not have or schemalab does not read.", "Paimon / Iceberg system tables"),
+    Rule("system-table-time-travel", "A system table listing the whole history, read as of "
+         "a snapshot.", "Iceberg metadata tables"),
     Rule("read-schema", "The schema= of a read is not 'snapshot', 'current' or a schema id.",
          _OWN),
     Rule("file-format", "A Paimon data file in a format other than Parquet, ORC or Avro.",
@@ -114,6 +118,8 @@ _ALL = (
          "another writer made).", "Paimon CoreOptions (option types)"),
     Rule("cast-mode", "A 'cast.mode' value that is not one of schemalab's read modes.", _OWN),
     Rule("unsupported-change", "A schema change value apply_changes does not know.", _OWN),
+    Rule("default-value", "A column default that is not a literal of the column's type.",
+         "Paimon 1.2+ SchemaManager (updateColumnDefaultValue)"),
     Rule("change-value", "A schema change or column built in Python whose fields hold the "
          "wrong types (a type name as text where a DataType goes, an empty path, ...).",
          _OWN),

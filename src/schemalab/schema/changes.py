@@ -184,6 +184,7 @@ def _of(kind: Any, what: str) -> Callable[[Any], str | None]:
 _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "path": _path, "new_name": _name, "field_name": _name, "key": _name, "name": _name,
     "reference": _name, "value": _of(str, "a string"), "comment": _of(str, "a string"),
+    "default": _of(str, "a string (the default's SQL text)"),
     "data_type": _of(DataType, "a DataType (schemalab.types: INT(), STRING(), ...)"),
     "new_type": _of(DataType, "a DataType (schemalab.types: INT(), STRING(), ...)"),
     "nullable": _of(bool, "True or False"), "keep_nullability": _of(bool, "True or False"),
