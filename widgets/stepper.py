@@ -23,6 +23,7 @@ from schemalab.widgets.common import (
 from schemalab.widgets.figures import diff_html, lineage_figure
 
 from schemalab import sql
+from schemalab.errors import SqlError
 from schemalab.table import Table
 from schemalab.warehouse import Warehouse
 
@@ -44,6 +45,17 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def _statement_texts(statements: str | Sequence[str]) -> list[str]:
+    """The statements of a script, or of a list of statement texts (empty ones dropped);
+    anything else is a SqlError, as ``Warehouse.sql`` says it."""
+    if isinstance(statements, str):
+        return sql.split_statements(statements)
+    if isinstance(statements, Sequence) and all(isinstance(s, str) for s in statements):
+        return [s for s in statements if s.strip()]
+    raise SqlError(f"AlterStepper takes SQL text or a list of statement texts, not "
+                   f"{type(statements).__name__}", rule="sql-syntax")
+
+
 class AlterStepper(ReadableWidget, W.VBox):
     """Steps through SQL statements live on the warehouse's Spark session.
 
@@ -53,8 +65,7 @@ class AlterStepper(ReadableWidget, W.VBox):
 
     def __init__(self, warehouse: Warehouse, statements: str | Sequence[str]) -> None:
         self.warehouse = warehouse
-        self.statements = (sql.split_statements(statements) if isinstance(statements, str)
-                           else [s for s in statements if s.strip()])
+        self.statements = _statement_texts(statements)
         self._statements: dict[int, sql.Statement | Exception] = {}
         self._checkpoints = tempfile.mkdtemp(prefix="schemalab-stepper-")
         self._save(0)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import (
+    InvalidIdentifierError,
     SchemaLabError,
     SqlError,
     TableExistsError,
@@ -102,6 +103,9 @@ class Warehouse:
         names that contain dots."""
         if isinstance(name, TableName):
             db, table = name.database or paths.DEFAULT_DATABASE, name.table
+        elif not isinstance(name, str):
+            raise InvalidIdentifierError(f"A table name is a string (or a TableName), not "
+                                         f"{type(name).__name__}", rule="valid-identifier")
         elif "." in name:
             db, table = name.split(".", 1)
         else:
@@ -237,7 +241,7 @@ class Warehouse:
         """Run one statement value."""
         handler = _HANDLERS.get(type(stmt))
         if handler is None:
-            raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
+            raise SqlError(f"Unsupported statement: {stmt.text}", rule="unsupported-statement")
         return handler(self, stmt)
 
     def _create(self, stmt: CreateTable) -> StatementResult:

@@ -38,6 +38,8 @@ from schemalab.schema.changes import (
     UpdateColumnPosition,
     UpdateColumnType,
     UpdateComment,
+    change_problem,
+    create_problem,
     path_text,
 )
 from schemalab.schema.defaults import default_value_problem
@@ -80,6 +82,12 @@ class _Ctx:
              names_table: bool = False) -> SchemaChangeError:
         text = message if names_table else f"{message} (table {self.table})"
         return SchemaChangeError(text, table=self.table, column=column, rule=rule)
+
+    def check_values(self, change: object) -> None:
+        """Refuse a change (or column) built in Python whose fields hold the wrong types."""
+        problem = change_problem(change)
+        if problem is not None:
+            raise self.fail(problem[0], column=problem[1], rule="change-value")
 
     def not_exists(self, column: str) -> SchemaChangeError:
         return self.fail(f"Column {column} does not exist in the {self.table} table.",
@@ -140,8 +148,9 @@ def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange], *,
     _ = draft.allow_explicit  # a table whose cast.mode is unreadable takes no change
     for change in changes:
         apply = _APPLY.get(type(change))
-        if apply is None:  # pragma: no cover - the union is closed
+        if apply is None:
             raise ctx.fail(f"Unsupported change: {change!r}", rule="unsupported-change")
+        ctx.check_values(change)
         apply(draft, change)
     new_schema = TableSchema(
         id=schema.id + 1,
@@ -646,6 +655,9 @@ def new_table_schema(columns: Sequence[ColumnSpec], *, partition_keys: Sequence[
     column takes the next id, then its nested ROW fields, depth first. Primary-key columns
     become NOT NULL. ``'primary-key'`` / ``'partition'`` options are folded into the keys."""
     ctx = _Ctx(table)
+    problem = create_problem(partition_keys, primary_keys, options, comment)
+    if problem is not None:
+        raise ctx.fail(problem, rule="change-value")
     opts = dict(options or {})
     pk = list(primary_keys)
     pt = list(partition_keys)
@@ -658,6 +670,10 @@ def new_table_schema(columns: Sequence[ColumnSpec], *, partition_keys: Sequence[
             target[:] = listed
     if not columns:
         raise ctx.fail("A table needs at least one column", rule="table-needs-a-column")
+    for col in columns:
+        if not isinstance(col, ColumnSpec):
+            raise ctx.fail(f"A column is a ColumnSpec, not {col!r}", rule="change-value")
+        ctx.check_values(col)
     if "cast.mode" in opts:
         try:
             cast_mode(opts)
