@@ -61,6 +61,9 @@ _ALL = (
     Rule("field-must-exist", "A field (name or id) the table never had.", _OWN),
     Rule("unknown-system-table", "A system table ($snapshots, $files, ...) the format does "
          "not have or schemalab does not read.", "Paimon / Iceberg system tables"),
+    Rule("spark-packages", "A Spark package (e.g. hadoop-aws for s3a://) could not be "
+         "fetched from Maven Central into the Ivy cache when the session started.",
+         "Spark spark.jars.packages"),
     Rule("system-table-time-travel", "A system table listing the whole history, read as of "
          "a snapshot.", "Iceberg metadata tables"),
     Rule("read-schema", "The schema= of a read is not 'snapshot', 'current' or a schema id.",
