@@ -15,7 +15,7 @@ that results is the one ``ALTER COLUMN arr.element TYPE BIGINT`` gives.
     >>> def fail(message, column): return ValueError(message)
     >>> retype_inside(t("MAP<STRING, ARRAY<INT>>"), t("MAP<STRING, ARRAY<BIGINT>>"), "m",
     ...               leaf=leaf, nullability=lambda s, n, p: None, fail=fail).sql()
-    'MAP<STRING NOT NULL, ARRAY<BIGINT>>'
+    'MAP<STRING, ARRAY<BIGINT>>'
 """
 
 from __future__ import annotations
