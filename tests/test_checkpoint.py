@@ -55,12 +55,13 @@ def _keys(s3: Any, prefix: str) -> dict[str, str]:
 
 
 def _reads(wh: sl.Warehouse) -> dict[str, Any]:
-    """Each table's schema, latest snapshot and rows (every snapshot's rows, too)."""
+    """Each table's schema (its fields), snapshots and every snapshot's rows."""
     out: dict[str, Any] = {}
     for name in wh.list_tables():
         t = wh.table(name)
         snaps = [s.id for s in t.snapshots]
-        out[name] = (t.schema.to_json("java"), snaps, [
+        fields = [(f.id, f.name, f.type.sql()) for f in t.schema.fields]
+        out[name] = ((t.schema.id, fields), snaps, [
             sorted(map(repr, t.read(snapshot_id=i).collect())) for i in snaps])
     return out
 

@@ -33,6 +33,7 @@ restore that meets one says which file and changes nothing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import shutil
@@ -68,6 +69,15 @@ class Checkpoint:
     def __repr__(self) -> str:
         return (f"Checkpoint({self.root!r}, #{self.serial}: {len(self.files)} files, "
                 f"{len(self.hints)} hints)")
+
+    @functools.cached_property
+    def parents(self) -> frozenset[str]:
+        """Every directory that holds a listed file, at any depth ("" for the root)."""
+        out = {""}
+        for r in self.files:
+            parts = r.split("/")[:-1]  # a marker "a/b/" holds a/b itself
+            out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+        return frozenset(out)
 
 
 def is_hint(rel: str) -> bool:
@@ -157,6 +167,7 @@ class _S3Files(_Files):
         super().__init__(root)
         self.bucket, _, key = root.split("://", 1)[1].partition("/")
         self.prefix = key.rstrip("/") + "/" if key else ""
+        fileio.check_writable(root)  # boto3, or an error saying to install it
         self.client = fileio.s3_client(root)
 
     def listing(self) -> tuple[dict[str, int], set[str]]:
@@ -253,9 +264,12 @@ class Keeper:
         tokens = list(self._tokens)
         if not tokens:
             return
-        prefix = "" if rel == "" else rel.rstrip("/") + "/"
-        going = {r for t in tokens for r, (_, g) in t.files.items()
-                 if (r == rel or r.startswith(prefix)) and g == self._gen.get(r, 0)}
+        going = {rel for t in tokens if t.files.get(rel, (0, -1))[1] == self._gen.get(rel, 0)}
+        folder = rel.rstrip("/")
+        if not going and any(folder in t.parents for t in tokens):  # a directory
+            prefix = folder + "/" if folder else ""
+            going = {r for t in tokens for r, (_, g) in t.files.items()
+                     if r.startswith(prefix) and g == self._gen.get(r, 0)}
         for r in sorted(going):
             self._keep(r)
         for r in going:
