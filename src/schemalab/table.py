@@ -16,9 +16,20 @@ an Iceberg table alike — and what the widgets and the CLI are written against.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+import threading
+from collections.abc import Callable, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Literal,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    runtime_checkable,
+)
 
 from schemalab import fileio
 from schemalab.engine import store
@@ -44,7 +55,7 @@ from schemalab.paimon.features import check_readable_features, check_whole_rows
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.primary_key import check_readable, file_key_range, key_range_ordered
-from schemalab.paimon.scan import BucketDirs, live_files, partition_values
+from schemalab.paimon.scan import BucketDirs, ManifestReader, live_files, partition_values
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.paimon.system_tables import system_table
@@ -95,8 +106,36 @@ class TableLike(Protocol):
             schema: SchemaChoice = None) -> WhyAnswer: ...
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _public(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate[Table, _P], _R]:
+    """A public call of a :class:`Table`: the schema directory is listed at most once in it,
+    however often the call (and the calls it makes) asks for the schema; the next public call
+    lists again (see :class:`Table`)."""
+    @functools.wraps(method)
+    def call(self: Table, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        depth = getattr(self._calls, "depth", 0)
+        self._calls.depth = depth + 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._calls.depth = depth
+            if depth == 0:
+                self.schema_manager.refresh()
+    return call
+
+
 class Table:
-    """A Paimon table directory. ``name`` is ``db.table`` and appears in every error."""
+    """A Paimon table directory. ``name`` is ``db.table`` and appears in every error.
+
+    What a table object reads it reads once: each manifest list and manifest once per object
+    (they never change once written), and the schema directory once per public call — the
+    first call after opening uses the listing made when the table was opened
+    (:meth:`Warehouse.table`), a commit of this object adds its own schema, and every later
+    public call (``t.schema``, ``t.read()``, ...) lists again, so schemas other writers commit
+    show from the next call on."""
 
     def __init__(self, path: str, name: str | None = None, *,
                  warehouse: Warehouse | None = None, spark: SparkSession | None = None) -> None:
@@ -104,9 +143,12 @@ class Table:
         self.name = name or name_from_path(self.path)
         self.warehouse = warehouse
         self._spark = spark
-        self.schema_manager = SchemaManager(self.path, self.name)
+        self.schema_manager = SchemaManager(self.path, self.name, keep_listing=True)
         self.snapshot_manager = SnapshotManager(self.path, self.name)
+        self._manifests = ManifestReader(self.path)
+        self._calls = threading.local()
 
+    @_public
     def __repr__(self) -> str:
         return f"Table({self.name!r}, schema={self.schema.id}, " \
                f"snapshot={self.snapshot_manager.latest_id()})"
@@ -122,6 +164,7 @@ class Table:
     # ---- metadata ---------------------------------------------------------------------------
 
     @property
+    @_public
     def schema(self) -> TableSchema:
         latest = self.schema_manager.latest()
         if latest is None:
@@ -130,20 +173,25 @@ class Table:
         return latest
 
     @property
+    @_public
     def schemas(self) -> list[TableSchema]:
         return self.schema_manager.list_all()
 
+    @_public
     def schema_at(self, schema_id: int) -> TableSchema:
         return self.schema_manager.get(schema_id)
 
     @property
+    @_public
     def snapshots(self) -> list[Snapshot]:
         return self.snapshot_manager.get_all(self.snapshot_manager.list_ids())
 
     @property
+    @_public
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest()
 
+    @_public
     def snapshot(self, snapshot_id: int) -> Snapshot:
         if snapshot_id not in self.snapshot_manager.list_ids():
             raise SchemaLabError(f"Table {self.name} has no snapshot {snapshot_id} (snapshots: "
@@ -152,11 +200,13 @@ class Table:
         return self.snapshot_manager.get(snapshot_id)
 
     @property
+    @_public
     def options(self) -> dict[str, str]:
         return self.schema.effective_options()
 
     # ---- schema changes ---------------------------------------------------------------------
 
+    @_public
     def alter(self, *changes: SchemaChange) -> TableSchema:
         """Apply ``changes`` as one new schema version (Paimon's rules, atomic commit). A
         change naming a column that does not exist says what the history knows of the name
@@ -179,6 +229,7 @@ class Table:
     def _write_target(self) -> WriteTarget:
         return WriteTarget(self.path, self.name, self.schema, lambda: self.spark)
 
+    @_public
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
                by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
         """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
@@ -193,6 +244,7 @@ class Table:
             self.compact()
         return snap
 
+    @_public
     def delete_where(self, where: str | None) -> Snapshot | None:
         """DELETE FROM: delete records for today's rows that ``where`` (a Spark SQL condition;
         None: every row) selects. Paimon deletes rows only in primary-key tables."""
@@ -202,6 +254,7 @@ class Table:
         rows = self.read()
         return self.delete_rows(rows if where is None else rows.where(F.expr(where)))
 
+    @_public
     def delete_rows(self, rows: DataFrame) -> Snapshot | None:
         """Delete records for ``rows``, today's rows already selected (``Warehouse.sql`` passes
         them, so the condition may have subqueries over other tables)."""
@@ -217,10 +270,12 @@ class Table:
 
     # ---- reads --------------------------------------------------------------------------------
 
+    @_public
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """The manifest entries of the data files live at ``snapshot``."""
-        return [] if snapshot is None else live_files(self.path, snapshot)
+        return [] if snapshot is None else live_files(self.path, snapshot, self._manifests)
 
+    @_public
     def data_files(self, snapshot: Snapshot | None) -> list[DataFile]:
         """The live data files of ``snapshot`` with their paths, decoded partitions and
         deletion vectors (from the snapshot's index manifest)."""
@@ -258,6 +313,7 @@ class Table:
         raise SchemaLabError(f"schema must be 'snapshot', 'current' or a schema id, not "
                              f"{schema!r}", table=self.name, rule="read-schema")
 
+    @_public
     def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> ReadPlan:
         """How a read of ``snapshot_id`` (default: latest) would produce each column."""
         snap = self.snapshot(snapshot_id) if snapshot_id is not None else self.latest_snapshot
@@ -292,12 +348,14 @@ class Table:
                          snapshot_id=None if snap is None else snap.id, merge_engine=merge,
                          deletion_vectors=dv_mode, skipped=skipped)
 
+    @_public
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
         (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
         return paimon_history(self.path, self.name, self.schema_manager,
-                              self.snapshot_manager)
+                              self.snapshot_manager, self._manifests)
 
+    @_public
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
                      key: Any = None) -> ReadExplanation:
         """For each group of files, how each output column of the read is produced, and why
@@ -311,6 +369,7 @@ class Table:
             return out
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
 
+    @_public
     def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
             schema: SchemaChoice = None) -> WhyAnswer:
         """Why ``column`` (``a.b`` for a nested field) reads as it does — NULL, cast, or
@@ -320,6 +379,7 @@ class Table:
         return why(self.read_plan(snapshot_id, schema), self.history(), self.spark, column,
                    where)
 
+    @_public
     def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,
                 order_by: Sequence[str] | str = ()) -> CompactionResult:
         """Paimon's full compaction (``CALL sys.compact``): rewrite the latest snapshot's files
@@ -334,8 +394,10 @@ class Table:
             return list(zip(self.live_entries(snap), self.data_files(snap), strict=True))
 
         return compact(self._write_target(), live, self.schema_at, partitions=partitions,
-                       order_strategy=order_strategy, order_by=[c for c in columns if c])
+                       order_strategy=order_strategy, order_by=[c for c in columns if c],
+                       reader=self._manifests)
 
+    @_public
     def system_table(self, name: str) -> DataFrame:
         """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
         ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
@@ -343,6 +405,7 @@ class Table:
         ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
         return system_table(self, name).to_spark(self.spark)
 
+    @_public
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.
 

@@ -42,7 +42,7 @@ from schemalab.paimon.bucket import bucket_keys
 from schemalab.paimon.features import check_writable_features
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
-from schemalab.paimon.scan import live_files
+from schemalab.paimon.scan import ManifestReader, live_files
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
@@ -130,8 +130,11 @@ def _text(v: Any) -> str:
 
 def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], TableSchema], *,
             partitions: str | None = None, order_strategy: str | None = None,
-            order_by: Sequence[str] = (), attempts: int = DEFAULT_ATTEMPTS) -> CompactionResult:
-    """Compact the table at ``target`` (its latest snapshot) in ``target.schema``."""
+            order_by: Sequence[str] = (), attempts: int = DEFAULT_ATTEMPTS,
+            reader: ManifestReader | None = None) -> CompactionResult:
+    """Compact the table at ``target`` (its latest snapshot) in ``target.schema``; the check
+    that what it read is still live reads manifests through ``reader`` (the table object's,
+    which read them already)."""
     schema, table = target.schema, target.name
     fileio.check_writable(target.path)
     check_writable_features(schema, table, "COMPACT")
@@ -165,7 +168,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             # the vectors go: the snapshot keeps no index manifest (no hash index either:
             # dynamic-bucket tables are not compacted here)
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
-                                 replaces=_still_live(target.path, gone, table),
+                                 replaces=_still_live(target.path, gone, table, reader),
                                  keep_index=not vectors)
         except CommitConflictError as e:
             for f in files:
@@ -311,14 +314,16 @@ def _rewrite(target: WriteTarget, plan: ReadPlan, strategy: str, order_by: Seque
         e.file, level=level, file_source=int(FileSource.COMPACT))) for e in entries]
 
 
-def _still_live(table_path: str, gone: list[ManifestEntry], table: str
+def _still_live(table_path: str, gone: list[ManifestEntry], table: str,
+                reader: ManifestReader | None = None
                 ) -> Callable[[Snapshot | None], list[ManifestEntry]]:
     """A ``replaces`` callback: refuse the commit if a file this compaction read is no longer
     live in the snapshot it would build on."""
     wanted = {e.identifier for e in gone}
 
     def check(snap: Snapshot | None) -> list[ManifestEntry]:
-        present = {e.identifier for e in ([] if snap is None else live_files(table_path, snap))}
+        present = {e.identifier for e in
+                   ([] if snap is None else live_files(table_path, snap, reader))}
         missing = wanted - present
         if missing:
             name = sorted(m.file_name for m in missing)[0]
