@@ -61,6 +61,10 @@ _ALL = (
     Rule("field-must-exist", "A field (name or id) the table never had.", _OWN),
     Rule("unknown-system-table", "A system table ($snapshots, $files, ...) the format does "
          "not have or schemalab does not read.", "Paimon / Iceberg system tables"),
+    Rule("checkpoint-restorable", "A checkpoint that cannot be restored exactly: a file it "
+         "needs changed or vanished outside schemalab; nothing was changed.", _OWN),
+    Rule("checkpoint-of-this-warehouse", "A checkpoint token taken on another warehouse (or "
+         "released) given to restore.", _OWN),
     Rule("spark-packages", "A Spark package (e.g. hadoop-aws for s3a://) could not be "
          "fetched from Maven Central into the Ivy cache when the session started.",
          "Spark spark.jars.packages"),
