@@ -10,7 +10,8 @@
     schemalab compact TABLE_PATH [--partitions 'p=1;p=2'] [--order-by a,b]
                                                              rewrite files into the current schema
 
-Errors print as one clear message (exit status 1), never as a traceback.
+Errors print as one clear message, then ``rule: <id>`` (an id of ``schemalab.rules``), exit
+status 1, never as a traceback.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands[args.command](args)
     except SchemaLabError as e:
         print(f"error: {e}", file=sys.stderr)
+        if e.rule is not None:
+            print(f"rule: {e.rule}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)

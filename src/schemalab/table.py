@@ -14,8 +14,10 @@ with every format (the read pipeline, :class:`~schemalab.format.TableLike`) is i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from schemalab import fileio
 from schemalab.engine.plan import DataFile, ReadPlan
@@ -26,11 +28,11 @@ from schemalab.errors import (
     TableNotFoundError,
     with_message,
 )
-from schemalab.format import FormatTable, SparkSource, name_from_path
+from schemalab.format import FormatTable, SchemaChoice, SparkSource, name_from_path
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.paimon.history import paimon_history
-from schemalab.paimon.listing import live_files
+from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.plan import ManifestStats, data_files, plan_paimon_read
 from schemalab.paimon.primary_key import check_readable
@@ -47,9 +49,39 @@ from schemalab.spark import default_session
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from schemalab.explain.read import ReadExplanation
+    from schemalab.explain.why import WhyAnswer
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _public(method: Callable[Concatenate[Table, _P], _R]) -> Callable[Concatenate[Table, _P], _R]:
+    """A public call of a :class:`Table`: the schema directory is listed at most once in it,
+    however often the call (and the calls it makes) asks for the schema; the next public call
+    lists again (see :class:`Table`)."""
+    @functools.wraps(method)
+    def call(self: Table, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        depth = getattr(self._calls, "depth", 0)
+        self._calls.depth = depth + 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._calls.depth = depth
+            if depth == 0:
+                self.schema_manager.refresh()
+    return call
+
 
 class Table(FormatTable[Snapshot, TableSchema]):
-    """A Paimon table directory. ``name`` is ``db.table`` and appears in every error."""
+    """A Paimon table directory. ``name`` is ``db.table`` and appears in every error.
+
+    What a table object reads it reads once: each manifest list and manifest once per object
+    (they never change once written), and the schema directory once per public call — the
+    first call after opening uses the listing made when the table was opened
+    (:meth:`Warehouse.table`), a commit of this object adds its own schema, and every later
+    public call (``t.schema``, ``t.read()``, ...) lists again, so schemas other writers commit
+    show from the next call on."""
 
     def __init__(self, path: str, name: str | None = None, *,
                  warehouse: SparkSource | None = None, spark: SparkSession | None = None) -> None:
@@ -57,9 +89,12 @@ class Table(FormatTable[Snapshot, TableSchema]):
         self.name = name or name_from_path(self.path)
         self.warehouse = warehouse
         self._spark = spark
-        self.schema_manager = SchemaManager(self.path, self.name)
+        self.schema_manager = SchemaManager(self.path, self.name, keep_listing=True)
         self.snapshot_manager = SnapshotManager(self.path, self.name)
+        self._manifests = ManifestReader(self.path)
+        self._calls = threading.local()
 
+    @_public
     def __repr__(self) -> str:
         return f"Table({self.name!r}, schema={self.schema.id}, " \
                f"snapshot={self.snapshot_manager.latest_id()})"
@@ -75,6 +110,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
     # ---- metadata ---------------------------------------------------------------------------
 
     @property
+    @_public
     def schema(self) -> TableSchema:
         latest = self.schema_manager.latest()
         if latest is None:
@@ -83,20 +119,25 @@ class Table(FormatTable[Snapshot, TableSchema]):
         return latest
 
     @property
+    @_public
     def schemas(self) -> list[TableSchema]:
         return self.schema_manager.list_all()
 
+    @_public
     def schema_at(self, schema_id: int) -> TableSchema:
         return self.schema_manager.get(schema_id)
 
     @property
+    @_public
     def snapshots(self) -> list[Snapshot]:
         return self.snapshot_manager.get_all(self.snapshot_manager.list_ids())
 
     @property
+    @_public
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest()
 
+    @_public
     def snapshot(self, snapshot_id: int) -> Snapshot:
         if snapshot_id not in self.snapshot_manager.list_ids():
             raise SchemaLabError(f"Table {self.name} has no snapshot {snapshot_id} (snapshots: "
@@ -105,11 +146,13 @@ class Table(FormatTable[Snapshot, TableSchema]):
         return self.snapshot_manager.get(snapshot_id)
 
     @property
+    @_public
     def options(self) -> dict[str, str]:
         return self.schema.effective_options()
 
     # ---- schema changes ---------------------------------------------------------------------
 
+    @_public
     def alter(self, *changes: SchemaChange) -> TableSchema:
         """Apply ``changes`` as one new schema version (Paimon's rules, atomic commit). A
         change naming a column that does not exist says what the history knows of the name
@@ -132,6 +175,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def _write_target(self) -> WriteTarget:
         return WriteTarget(self.path, self.name, self.schema, lambda: self.spark)
 
+    @_public
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
                by_position: bool = False, overwrite: bool = False) -> Snapshot | None:
         """Append rows: a Spark DataFrame, a pandas DataFrame, or a list of tuples/dicts.
@@ -146,6 +190,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
             self.compact()
         return snap
 
+    @_public
     def delete_where(self, where: str | None) -> Snapshot | None:
         """DELETE FROM: delete records for today's rows that ``where`` (a Spark SQL condition;
         None: every row) selects. Paimon deletes rows only in primary-key tables."""
@@ -155,6 +200,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
         rows = self.read()
         return self.delete_rows(rows if where is None else rows.where(F.expr(where)))
 
+    @_public
     def delete_rows(self, rows: DataFrame) -> Snapshot | None:
         """Delete records for ``rows``, today's rows already selected (``Warehouse.sql`` passes
         them, so the condition may have subqueries over other tables)."""
@@ -170,10 +216,12 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     # ---- reads --------------------------------------------------------------------------------
 
+    @_public
     def live_entries(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """The manifest entries of the data files live at ``snapshot``."""
-        return [] if snapshot is None else live_files(self.path, snapshot)
+        return [] if snapshot is None else live_files(self.path, snapshot, self._manifests)
 
+    @_public
     def data_files(self, snapshot: Snapshot | None) -> list[DataFile]:
         """The live data files of ``snapshot`` with their paths, decoded partitions and
         deletion vectors (from the snapshot's index manifest)."""
@@ -195,12 +243,14 @@ class Table(FormatTable[Snapshot, TableSchema]):
         snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)
         return ManifestStats(self.live_entries(snap), self.schema_at)
 
+    @_public
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
         (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
         return paimon_history(self.path, self.name, self.schema_manager,
-                              self.snapshot_manager)
+                              self.snapshot_manager, self._manifests)
 
+    @_public
     def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,
                 order_by: Sequence[str] | str = ()) -> CompactionResult:
         """Paimon's full compaction (``CALL sys.compact``): rewrite the latest snapshot's files
@@ -215,11 +265,33 @@ class Table(FormatTable[Snapshot, TableSchema]):
             return list(zip(self.live_entries(snap), self.data_files(snap), strict=True))
 
         return compact(self._write_target(), live, self.schema_at, partitions=partitions,
-                       order_strategy=order_strategy, order_by=[c for c in columns if c])
+                       order_strategy=order_strategy, order_by=[c for c in columns if c],
+                       reader=self._manifests)
 
+    @_public
     def system_table(self, name: str) -> DataFrame:
         """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
         ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
         ``partitions``, ``buckets``) as Java Paimon 2.0 returns it, as a Spark DataFrame.
         ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
         return system_table(self, name).to_spark(self.spark)
+
+    # ---- the shared read pipeline, as public calls (one schema listing each) ------------------
+
+    @_public
+    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> ReadPlan:
+        return super().read_plan(snapshot_id, schema)
+
+    @_public
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
+        return super().read(snapshot_id, schema)
+
+    @_public
+    def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
+                     key: Any = None) -> ReadExplanation:
+        return super().explain_read(snapshot_id, schema, key)
+
+    @_public
+    def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
+            schema: SchemaChoice = None) -> WhyAnswer:
+        return super().why(column, where, snapshot_id, schema)

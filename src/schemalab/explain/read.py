@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from schemalab import forms
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
+from schemalab.errors import NotFoundError
 from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
 from schemalab.types.casts import CastMode
@@ -100,7 +101,9 @@ class ReadExplanation:
                 for c in g.columns:
                     if c.column == column:
                         return c
-        raise KeyError(f"no column {column!r} for files of schema {schema_id}")
+        raise NotFoundError(f"Table {self.table}: no column {column!r} for files of schema "
+                            f"{schema_id}", table=self.table, column=column,
+                            rule="column-must-exist")
 
     def text(self) -> str:
         what = (f"no data yet (no snapshot); schema {self.schema_id}" if self.snapshot_id is None

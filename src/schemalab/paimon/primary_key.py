@@ -98,7 +98,7 @@ def check_writable(schema: TableSchema, table: str) -> list[str]:
     bucket must be fixed."""
     trimmed = trimmed_primary_keys(schema, table)
     check_readable(schema, table)
-    n = int(schema.effective_options().get("bucket", "-1"))
+    n = schema.int_option("bucket", -1, table)
     if n <= 0:
         raise SchemaLabError(
             f"Table {table} has a primary key and 'bucket' = '{n}': schemalab writes "

@@ -37,6 +37,7 @@ from schemalab.schema.changes import (
     UpdateColumnPosition,
     UpdateColumnType,
     UpdateComment,
+    create_problem,
     path_text,
 )
 from schemalab.schema.defaults import default_value_problem
@@ -118,8 +119,9 @@ def apply_changes(schema: TableSchema, changes: Iterable[SchemaChange], *,
     _ = draft.allow_explicit  # a table whose cast.mode is unreadable takes no change
     for change in changes:
         apply = _APPLY.get(type(change))
-        if apply is None:  # pragma: no cover - the union is closed
+        if apply is None:
             raise ctx.fail(f"Unsupported change: {change!r}", rule="unsupported-change")
+        ctx.check_values(change)
         apply(draft, change)
     new_schema = TableSchema(
         id=schema.id + 1,
@@ -288,6 +290,9 @@ def new_table_schema(columns: Sequence[ColumnSpec], *, partition_keys: Sequence[
     column takes the next id, then its nested ROW fields, depth first. Primary-key columns
     become NOT NULL. ``'primary-key'`` / ``'partition'`` options are folded into the keys."""
     ctx = ChangeContext(table)
+    problem = create_problem(partition_keys, primary_keys, options, comment)
+    if problem is not None:
+        raise ctx.fail(problem, rule="change-value")
     opts = dict(options or {})
     pk = list(primary_keys)
     pt = list(partition_keys)
@@ -300,6 +305,10 @@ def new_table_schema(columns: Sequence[ColumnSpec], *, partition_keys: Sequence[
             target[:] = listed
     if not columns:
         raise ctx.fail("A table needs at least one column", rule="table-needs-a-column")
+    for col in columns:
+        if not isinstance(col, ColumnSpec):
+            raise ctx.fail(f"A column is a ColumnSpec, not {col!r}", rule="change-value")
+        ctx.check_values(col)
     if "cast.mode" in opts:
         try:
             cast_mode(opts)

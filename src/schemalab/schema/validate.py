@@ -14,13 +14,12 @@ from schemalab.schema.changes import (
     path_text,
 )
 from schemalab.schema.nested_edit import replace_at, type_at
+from schemalab.schema.nested_retype import is_container, retype_inside
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_kind, has_cast_executor, supports_cast
 from schemalab.types.model import (
-    ArrayType,
     DataField,
     DataType,
-    MapType,
     RowType,
 )
 from schemalab.types.visitor import contains_row, iter_fields, strip_ids
@@ -179,22 +178,34 @@ def retype(ctx: ChangeContext, change: UpdateColumnType, allow_explicit: bool,
                     f"ROW one by one (e.g. ALTER COLUMN {column}.x TYPE ...)",
                     column=column, rule="type-change")
             target = _replace_nullability_only(source, target)
-        elif not supports_cast(source, target, allow_explicit) \
-                or not has_cast_executor(source, target):
-            why = ""
-            kind = cast_kind(source, target)
-            if kind is not None and not has_cast_executor(source, target):
-                why = " (Paimon's CastExecutors has no cast from it to that type"
-                inner = ("element" if isinstance(source, ArrayType) else
-                         "value" if isinstance(source, MapType) else None)
-                why += (f"; change the {inner} through its path: ALTER COLUMN "
-                        f"{column}.{inner} TYPE ...)" if inner else ")")
-            elif kind == "explicit" and not allow_explicit:
-                why = " (explicit casts are disabled for this table: cast.mode = implicit)"
-            raise ctx.fail(
-                f"Column type {f.name}[{source.sql()}] cannot be converted to {target.sql()} "
-                f"without losing information.{why}", column=column, rule="type-change")
+        elif is_container(source) and not has_cast_executor(source, target):
+            # no cast of the whole ARRAY/MAP: changed value by value, as Paimon's catalog
+            # ALTER splits it (schemalab.schema.nested_retype)
+            target = retype_inside(
+                source, target, column, leaf=lambda s, t, path: judged(f, s, t, path),
+                nullability=lambda s, t, path: check_nullability(
+                    ctx, s.nullable, t.nullable, path, null_to_not_null_disabled),
+                fail=lambda message, path: ctx.fail(message, column=path, rule="type-change"))
+        else:
+            judged(f, source, target, column)
         return replace(f, type=replace_at(f.type, sub, target))
+
+    def judged(f: DataField, source: DataType, target: DataType, column: str) -> DataType:
+        """``target``, if SchemaManager takes the change from ``source`` (at ``column``)."""
+        if column != path_text(change.path):  # a value inside: its nullability too
+            check_nullability(ctx, source.nullable, target.nullable, column,
+                              null_to_not_null_disabled)
+        if supports_cast(source, target, allow_explicit) and has_cast_executor(source, target):
+            return target
+        why = ""
+        kind = cast_kind(source, target)
+        if kind is not None and not has_cast_executor(source, target):
+            why = " (Paimon's CastExecutors has no cast from it to that type)"
+        elif kind == "explicit" and not allow_explicit:
+            why = " (explicit casts are disabled for this table: cast.mode = implicit)"
+        raise ctx.fail(
+            f"Column type {f.name}[{source.sql()}] cannot be converted to {target.sql()} "
+            f"without losing information.{why}", column=column, rule="type-change")
 
     return apply
 

@@ -202,9 +202,11 @@ def _cores(spark: SparkSession) -> int:
 
 
 def _union(frames: Sequence[DataFrame]) -> DataFrame:
+    """The frames' rows together, matched by column name: a join on the key columns puts
+    them first, so the frames' column orders may differ."""
     df = frames[0]
     for other in frames[1:]:
-        df = df.union(other)
+        df = df.unionByName(other)
     return df
 
 

@@ -213,7 +213,7 @@ def _bucket_from_dir(rel: str) -> int:
     for part in rel.split("/"):
         if part.startswith(f"{_BUCKET_COL}="):
             return int(part.split("=", 1)[1])
-    raise SchemaLabError(f"staging directory {rel!r} has no bucket", rule="internal")
+    raise SchemaLabError(f"staging directory {rel!r} has no bucket", rule="internal-error")
 
 
 def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
@@ -233,7 +233,7 @@ def _partition_value(stats: ColumnStats, num_rows: int, path: str, index: int,
         return _normalize(values[0], f)
     if stats.min != stats.max and not (_is_nan(stats.min) and _is_nan(stats.max)):
         # pragma: no cover - Spark's partitionBy guarantees one value per file
-        raise SchemaLabError("a data file spans two partitions", rule="internal")
+        raise SchemaLabError("a data file spans two partitions", rule="internal-error")
     return stats.min
 
 
