@@ -171,9 +171,14 @@ executor-venv: $(EXEC_STAMP)
 
 # Opt-in, like test-browser: `make test` collects tests/test_where_tables_live.py and skips it
 # (SCHEMALAB_CLUSTER unset). Each server is started on 127.0.0.1 by the tests and stopped after.
+# tests/test_spark_on_s3.py (Spark's data files on s3:// / s3a:// in moto) runs in a pytest of
+# its own: its session needs hadoop-aws (spark.jars.packages) from the JVM's start, which the
+# first run downloads with the AWS SDK bundle (~690 MB) into the ignored .cache/ivy
+# (SCHEMALAB_IVY_DIR to share one cache between clones).
 test-cluster: check-java $(STAMP) $(EXEC_STAMP)
 	SCHEMALAB_CLUSTER=1 SCHEMALAB_EXECUTOR_PYTHON=$(abspath $(EXEC_VENV))/bin/python \
 	  $(PY) -m pytest -q -m cluster tests/test_where_tables_live.py
+	SCHEMALAB_CLUSTER=1 $(PY) -m pytest -q -m cluster tests/test_spark_on_s3.py
 
 # The benchmarks' optional third reader: pypaimon-rust (Rust + DataFusion) in its own venv.
 BENCH_RUST_VENV := .venv-bench-rust

@@ -112,8 +112,8 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     from schemalab import local_spark
+    from schemalab.engine.execute import execute
     from schemalab.engine.plan import DataFile, PositionDeletes, plan_read
-    from schemalab.engine.read import execute
     from schemalab.iceberg.deletes import file_positions
     from schemalab.paimon.index import read_deletion_vector
     from schemalab.schema import TableSchema

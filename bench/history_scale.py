@@ -35,14 +35,8 @@ from typing import Any
 
 from schemalab.open import open_table
 from schemalab.paimon.binaryrow import EMPTY_ROW
-from schemalab.paimon.manifest import (
-    DataFileMeta,
-    FileKind,
-    ManifestEntry,
-    manifest_file_meta,
-    write_manifest,
-    write_manifest_list,
-)
+from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry
+from schemalab.paimon.manifest_codec import manifest_file_meta, write_manifest, write_manifest_list
 from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from schemalab.schema.apply import apply_changes, new_table_schema
 from schemalab.schema.changes import (

@@ -13,7 +13,10 @@ means Spark is running and the stepper has already taken a step. A step is what 
 button does: run the statement, then render the diff, the lineage, a preview of the evolved
 read and the explanation.
 
-    .venv/bin/python bench/interactive.py [--runs 5]
+    .venv/bin/python bench/interactive.py [--runs 5] [--stepper-only]
+
+``--stepper-only`` measures the three stepper figures alone (Step and Back), without the cold
+start and the 1,000-version Explorer.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ def _timed(fn: Callable[[], object]) -> float:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--stepper-only", action="store_true",
+                   help="only the stepper's Step and Back figures")
     args = p.parse_args(argv)
 
     from history_scale import schema_history, write_paimon_table
@@ -69,18 +74,19 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="schemalab-interactive-"))
     results: dict[str, tuple[float, list[float]]] = {}
 
-    # a small evolved table for the cold start (no Spark needed to render the Explorer)
-    small = str(work / "small" / "default.db" / "t")
-    write_paimon_table(small, schema_history(12), 30)
-    results["cold import → first Explorer"] = _median(lambda: float(subprocess.run(
-        [sys.executable, "-c", _COLD, small], capture_output=True, text=True, check=True,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"}).stdout.strip().splitlines()[-1]),
-        args.runs)
+    if not args.stepper_only:
+        # a small evolved table for the cold start (no Spark needed to render the Explorer)
+        small = str(work / "small" / "default.db" / "t")
+        write_paimon_table(small, schema_history(12), 30)
+        results["cold import → first Explorer"] = _median(lambda: float(subprocess.run(
+            [sys.executable, "-c", _COLD, small], capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"}).stdout.strip().splitlines()[-1]),
+            args.runs)
 
-    big = str(work / "big" / "default.db" / "t")
-    write_paimon_table(big, schema_history(1000), 1000)
-    results["Explorer, 1,000-version table"] = _median(
-        lambda: _timed(lambda: Explorer(sl.open_table(big))), args.runs)
+        big = str(work / "big" / "default.db" / "t")
+        write_paimon_table(big, schema_history(1000), 1000)
+        results["Explorer, 1,000-version table"] = _median(
+            lambda: _timed(lambda: Explorer(sl.open_table(big))), args.runs)
 
     spark = sl.local_spark()
     rows = ", ".join(f"({i}, 'n{i}', {i % 97})" for i in range(1000))

@@ -120,7 +120,7 @@ def run_case(spark: Any, base: str, rows: int, engine: str, repeats: int,
     wh = sl.Warehouse(os.path.join(d, "wh"), spark=spark)
     t = wh.table("t")
     before = info["before"]
-    from schemalab.engine.merge.read import merge_read
+    from schemalab.engine.merge.keyed_read import merge_read
 
     cands = [
         Candidate("merge", lambda: aggregate(t.read(snapshot_id=before))),

@@ -23,22 +23,38 @@ describe exactly what ``make test`` checks, at a chosen scale.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
 import random
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "src"))
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+
+
+def tests_module(name: str) -> ModuleType:
+    """A module of tests/ (``reliability_support`` or a test module), loaded from its file:
+    the tests are not a package, and a test module imports ``reliability_support`` by that
+    name, so it is loaded first under it."""
+    if name in sys.modules:
+        return sys.modules[name]
+    if name != "reliability_support":
+        tests_module("reliability_support")
+    spec = importlib.util.spec_from_file_location(name, TESTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None, name
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def model_sequences(spark: Any, root: Path, n: int, batch: int = 4,
                     profile: str = "FULL", seed_value: int = 20240611) -> int:
-    import reliability_support as rs
+    rs = tests_module("reliability_support")
     from hypothesis import HealthCheck, given, seed, settings
     from hypothesis import strategies as st
 
@@ -65,9 +81,9 @@ def model_sequences(spark: Any, root: Path, n: int, batch: int = 4,
 
 
 def pypaimon_sequences(spark: Any, root: Path, n: int) -> tuple[int, list[str]]:
-    import reliability_support as rs
+    rs = tests_module("reliability_support")
     from hypothesis import HealthCheck, given, seed, settings
-    from test_model_pypaimon import PYPAIMON
+    PYPAIMON = tests_module("test_model_pypaimon").PYPAIMON
 
     import schemalab as sl
 
@@ -92,14 +108,14 @@ def pypaimon_sequences(spark: Any, root: Path, n: int) -> tuple[int, list[str]]:
 
 
 def races(root: Path, rounds: int) -> dict[str, int]:
-    import test_concurrency as tc
-    from reliability_support import py_read_ids
+    tc = tests_module("test_concurrency")
+    py_read_ids = tests_module("reliability_support").py_read_ids
 
     out = {"commits": 0, "failed": 0, "writers": 0, "rows_lost": 0}
     for r in range(rounds):
         d = root / f"race{r}"
         d.mkdir()
-        t = tc._make(d, "race")
+        t = tc.make_table(d, "race")
         logs = tc.race(d, t, tc.WRITERS, "a")
         figures = tc.check_linear(t, logs)
         want = {i for log in logs for rec in log if "snapshot" in rec for i in rec["ids"]}
@@ -108,7 +124,7 @@ def races(root: Path, rounds: int) -> dict[str, int]:
         out["writers"] += len(tc.WRITERS)
         d = root / f"losers{r}"
         d.mkdir()
-        t = tc._make(d, "losers")
+        t = tc.make_table(d, "losers")
         logs = tc.race(d, t, [("mixed", 15)] * 4, "l", max_attempts=1)
         figures = tc.check_linear(t, logs)
         out["commits"] += figures["commits"] + figures["failed"]
@@ -118,8 +134,8 @@ def races(root: Path, rounds: int) -> dict[str, int]:
 
 
 def kills(root: Path, n: int, spark_n: int, spark: Any) -> dict[str, int]:
-    import test_crash_safety as tcs
-    from reliability_support import py_read_ids
+    tcs = tests_module("test_crash_safety")
+    py_read_ids = tests_module("reliability_support").py_read_ids
 
     from schemalab.table import Table
 
@@ -152,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     args = p.parse_args(argv)
 
-    import reliability_support as rs
-    import test_bad_input as tbi
+    rs = tests_module("reliability_support")
+    tbi = tests_module("test_bad_input")
 
     import schemalab as sl
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Errors built with a rule id missing from schemalab.rules fail at once (schemalab.errors).
+os.environ.setdefault("SCHEMALAB_TEST", "1")
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PAIMON_TARBALL = FIXTURES / "paimon" / "pypaimon-2.1.0-warehouses.tar.gz"
 
@@ -45,4 +48,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
-    os.environ.setdefault("SCHEMALAB_TEST", "1")

@@ -18,7 +18,7 @@
   commit succeeded.
 
 Nothing here is a test itself; tests import it (pytest puts ``tests/`` on ``sys.path``) and
-so does the bench script (which adds ``tests/`` to ``sys.path``).
+so does the bench script (which loads it from its file).
 """
 
 from __future__ import annotations
@@ -1510,7 +1510,7 @@ def metadata_problems(table_path: str) -> list[str]:
     """Every schema, snapshot, manifest and manifest-list file that does not parse, and gaps
     in schema or snapshot ids."""
     from schemalab import fileio
-    from schemalab.paimon.manifest import read_manifest, read_manifest_list
+    from schemalab.paimon.manifest_codec import read_manifest, read_manifest_list
     from schemalab.paimon.snapshot import Snapshot
     from schemalab.schema.table_schema import TableSchema
 
@@ -1632,8 +1632,8 @@ def py_insert(table: Any, rows: Sequence[dict[str, Any]]) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine import write
     from schemalab.paimon import commit as commits
+    from schemalab.paimon.write import files as write
     from schemalab.types.arrow import arrow_schema
 
     schema = table.schema

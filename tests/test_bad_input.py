@@ -53,7 +53,7 @@ def files_of(t: Table) -> dict[str, str]:
     """Role → path of each file the latest read touches."""
     snap = t.snapshot(2)
     mdir = os.path.join(t.path, "manifest")
-    from schemalab.paimon.manifest import read_manifest_list
+    from schemalab.paimon.manifest_codec import read_manifest_list
 
     delta = read_manifest_list(os.path.join(mdir, snap.delta_manifest_list))
     data = t.data_files(snap)
@@ -217,6 +217,12 @@ def use_table(t: Table) -> None:
         h.tree(s.id)
 
 
+# What a damaged file is refused as: mostly a corrupt file; a file that is gone (or names one
+# that is) is a missing schema or snapshot; a type name that is not Paimon's is a type error.
+DAMAGE_RULES = frozenset({"corrupt-file", "schema-must-exist", "snapshot-must-exist",
+                          "table-must-exist", "unknown-type", "unsupported-type"})
+
+
 def check_case(pristine: Path, root: Path, role: str, label: str, mutation: Mutation) -> str:
     """Damage, use, and check the error; returns "error" or "read" (a harmless flip)."""
     t, path = damage(pristine, root, role, mutation)
@@ -228,6 +234,7 @@ def check_case(pristine: Path, root: Path, role: str, label: str, mutation: Muta
             label in REFERENCES and str(root) in message)  # names the file referred to
         assert named, f"{role} {label}: {message}"
         assert len(message) < 2000, f"{role} {label}: message too long"
+        assert e.rule in DAMAGE_RULES, f"{role} {label}: rule {e.rule}: {message}"
     else:
         if label in MAY_READ:
             return "read"
@@ -238,8 +245,9 @@ def check_case(pristine: Path, root: Path, role: str, label: str, mutation: Muta
     text = err.getvalue()
     if code == 0 and (role == "data" or label in INSPECT_MAY_PASS):
         return "error"  # inspect reads metadata only: data files are not its business
-    assert code == 1 and text.startswith("error: ") and text.count("\n") == 1, (role, label,
+    assert code == 1 and text.startswith("error: ") and text.count("\n") == 2, (role, label,
                                                                                  text)
+    assert text.splitlines()[1].removeprefix("rule: ") in DAMAGE_RULES, (role, label, text)
     assert "Traceback" not in text
     return "error"
 
@@ -301,7 +309,9 @@ def test_unknown_types_in_sql_are_clear_errors(tmp_path: Path, sql: str) -> None
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = cli.main(["sql", str(tmp_path / "wh"), "-e", sql])
     assert code == 1 and err.getvalue().startswith("error: ") and err.getvalue().count(
-        "\n") == 1, err.getvalue()
+        "\n") == 2, err.getvalue()
+    assert err.getvalue().splitlines()[1] in ("rule: unknown-type", "rule: sql-syntax"), \
+        err.getvalue()
     assert not list((tmp_path / "wh").glob("*.db/t"))  # nothing half-created
 
 
@@ -400,10 +410,12 @@ def test_names_cannot_escape_the_warehouse(tmp_path: Path, db: str, table: str) 
     wh = sl.Warehouse(root / "wh")
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     cols = [ColumnSpec("a", parse_type("INT"))]
-    with pytest.raises(InvalidIdentifierError):
+    with pytest.raises(InvalidIdentifierError) as info:
         wh.create_table(TableName(db, table), cols)
-    with pytest.raises(SchemaLabError):
+    assert info.value.rule == "valid-identifier"
+    with pytest.raises(SchemaLabError) as found:
         wh.table(TableName(db, table))
+    assert found.value.rule == "valid-identifier"
     from schemalab.types.model import quote_identifier as q
 
     if "\x00" not in db + table:
@@ -412,6 +424,8 @@ def test_names_cannot_escape_the_warehouse(tmp_path: Path, db: str, table: str) 
             code = cli.main(["sql", str(root / "wh"), "-e",
                              f"CREATE TABLE {q(db)}.{q(table)} (a INT)"])
         assert code == 1 and err.getvalue().startswith("error: "), err.getvalue()
+        assert err.getvalue().splitlines()[-1] in ("rule: valid-identifier",
+                                                   "rule: sql-syntax"), err.getvalue()
     after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert [p for p in after if p not in before and not str(p).startswith("inside/wh")] == []
     assert not (tmp_path / "t").exists() and not Path("/abs").exists()
@@ -423,8 +437,9 @@ def test_a_symlink_out_of_the_warehouse_is_refused(tmp_path: Path) -> None:
     wh = sl.Warehouse(tmp_path / "wh")
     (tmp_path / "wh" / "default.db").mkdir(parents=True)
     (tmp_path / "wh" / "default.db" / "evil").symlink_to(outside)
-    with pytest.raises(InvalidIdentifierError, match="outside the warehouse"):
+    with pytest.raises(InvalidIdentifierError, match="outside the warehouse") as info:
         wh.create_table("evil", [ColumnSpec("a", parse_type("INT"))])
+    assert (info.value.table, info.value.rule) == ("default.evil", "valid-identifier")
     assert list(outside.iterdir()) == []
 
 

@@ -1,4 +1,4 @@
-"""Paimon's bucket computed on Spark (engine/bucket.py) equals the Python reference
+"""Paimon's bucket computed on Spark (paimon/write/bucket_column.py) equals the Python reference
 (paimon/bucket.py, itself checked against pypaimon in test_primary_key.py) on random keys of
 every supported type, alone and in composite keys, with NULLs, in any session time zone."""
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from schemalab.engine.bucket import bucket_expr
 from schemalab.errors import SchemaLabError
 from schemalab.paimon.bucket import bucket_of
+from schemalab.paimon.write.bucket_column import bucket_expr
 from schemalab.types import DataType, parse_type
 from schemalab.types.spark import to_spark
 

@@ -37,9 +37,10 @@ def test_errors_are_one_line_not_tracebacks(tmp_path: Path) -> None:
     r = run("sql", wh, "-e", "ALTER TABLE t DROP COLUMN p")
     assert r.returncode == 1
     assert r.stderr.strip() == ("error: Cannot drop partition key or primary key: [p] "
-                                "(table default.t)")
+                                "(table default.t)\nrule: keys-cannot-be-dropped")
     r = run("sql", wh, "-e", "ALTER TABLE t FROBNICATE")
     assert r.returncode == 1 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[1:] == ["rule: unsupported-sql"]
     r = run("sql", wh, "-f", str(tmp_path / "missing.sql"))
     assert r.returncode == 1 and "missing.sql" in r.stderr
 
@@ -60,7 +61,9 @@ def test_inspect_every_iceberg_fixture() -> None:
             assert json.loads(r.stdout)["format"] == "iceberg"
         else:
             assert r.returncode == 1, path.name
-            assert r.stderr.startswith(f"error: {path}") and r.stderr.count("\n") == 1
+            assert r.stderr.startswith(f"error: {path}") and r.stderr.count("\n") == 2
+            assert r.stderr.splitlines()[1] in ("rule: corrupt-file", "rule: table-must-exist"), \
+                r.stderr
 
 
 def test_explain_says_why_a_column_reads_as_it_does(tmp_path: Path, spark: object,
@@ -95,7 +98,8 @@ def test_explain_says_why_a_column_reads_as_it_does(tmp_path: Path, spark: objec
     wh.sql("ALTER TABLE T RENAME COLUMN b TO b2")
     assert cli.main(["explain", path, "--column", "b"]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and ("`b` was renamed to `b2` in schema 3 (field 1; today "
+    assert err.endswith("\nrule: column-must-exist\n") and err.count("\n") == 2
+    assert ("`b` was renamed to `b2` in schema 3 (field 1; today "
                                      "`b2`)") in err
 
 
@@ -108,4 +112,5 @@ def test_multi_statement_errors_say_what_was_applied(tmp_path: Path) -> None:
     assert r.stderr.strip() == (
         "error: Statement 3 of 3 (ALTER TABLE t DROP COLUMN amount) failed; statements 1, 2 "
         "were applied and stay: Column amount does not exist in the default.t table. "
-        "`amount` was renamed to `amount_cents` in schema 1 (field 1; today `amount_cents`).")
+        "`amount` was renamed to `amount_cents` in schema 1 (field 1; today `amount_cents`)."
+        "\nrule: column-must-exist")

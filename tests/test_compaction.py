@@ -23,8 +23,8 @@ from test_interop_pypaimon import assert_reads_agree
 
 import schemalab as sl
 from schemalab.errors import SchemaLabError
+from schemalab.paimon.listing import manifest_tree
 from schemalab.paimon.manifest import FileKind, FileSource
-from schemalab.paimon.scan import manifest_tree
 
 pytest_plugins = ["oracles.fixtures"]
 pytestmark = pytest.mark.spark

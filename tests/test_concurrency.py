@@ -44,7 +44,7 @@ WRITERS = ([("insert", 40)] * 4 + [("alter", 20)] * 2 + [("mixed", 30)] * 2 if S
            else [("insert", 12)] * 3 + [("alter", 8)] * 2 + [("mixed", 9)])
 
 
-def _make(tmp_path: Path, name: str) -> Table:
+def make_table(tmp_path: Path, name: str) -> Table:
     wh = sl.Warehouse(tmp_path / "wh")
     return wh.create_table(name, [ColumnSpec("id", parse_type("BIGINT")),
                                   ColumnSpec("writer", parse_type("INT"))])
@@ -130,7 +130,7 @@ def check_linear(t: Table, logs: list[list[dict[str, Any]]]) -> dict[str, int]:
 @pytest.mark.timeout(900)
 def test_racing_inserts_and_alters_are_linear_and_lose_nothing(tmp_path: Path,
                                                               spark: Any) -> None:
-    t = _make(tmp_path, "race")
+    t = make_table(tmp_path, "race")
     logs = race(tmp_path, t, WRITERS, "a")
     figures = check_linear(t, logs)
     assert figures["failed"] == 0  # with the default retries every loser got in
@@ -149,7 +149,7 @@ def test_racing_inserts_and_alters_are_linear_and_lose_nothing(tmp_path: Path,
 def test_losers_fail_clearly_and_leave_no_trace(tmp_path: Path) -> None:
     """With one attempt per commit, racing writers lose: each loser gets a clear error
     naming the table, and nothing of its commit stays (no file at all)."""
-    t = _make(tmp_path, "losers")
+    t = make_table(tmp_path, "losers")
     all_logs: list[list[dict[str, Any]]] = []
     for rnd in range(4):
         all_logs += race(tmp_path, t, [("mixed", 15)] * 4, f"l{rnd}", max_attempts=1,

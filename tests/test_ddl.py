@@ -213,7 +213,7 @@ def test_create_table_constraint_name_is_accepted() -> None:
     ("CREATE TABLE t (a INT, PRIMARY KEY (a), PRIMARY KEY (a))", "PRIMARY KEY is given twice",
      "sql-syntax"),
     ("CREATE TABLE t (a INT, UNIQUE (a))", "only PRIMARY KEY", "unsupported-sql"),
-    ("CREATE TABLE t (a INT DEFAULT 1)", "default values", "unsupported-sql"),
+    ("CREATE TABLE t (a INT DEFAULT rand())", "a default is a literal", "unsupported-sql"),
     ("CREATE TABLE t (a INT GENERATED ALWAYS AS (1))", "generated columns", "unsupported-sql"),
     ("CREATE TABLE t (a VOID)", "'VOID' is not a Paimon type", "unknown-type"),
     ("CREATE TABLE t (a TIMESTAMP WITH TIME ZONE)", "TIMESTAMP WITH TIME ZONE", "unknown-type"),
@@ -369,7 +369,8 @@ def test_comment_on() -> None:
     ("ALTER TABLE t ALTER COLUMN a TYPE BIGINT, ALTER COLUMN b COMMENT 'x'", "needs an action",
      "sql-syntax"),
     ("ALTER TABLE t ALTER COLUMN s.c FIRST", "only top-level columns", "unsupported-sql"),
-    ("ALTER TABLE t ALTER COLUMN c SET DEFAULT 1", "default values", "unsupported-sql"),
+    ("ALTER TABLE t ALTER COLUMN c SET DEFAULT rand()", "a default is a literal",
+     "unsupported-sql"),
     ("ALTER TABLE t CHANGE c d INT NOT NULL", "SET NOT NULL", "unsupported-sql"),
     ("ALTER TABLE t RENAME COLUMN s.a TO s.b", "one name, not a path", "sql-syntax"),
     ("ALTER TABLE t UNSET TBLPROPERTIES ('k' = 'v')", "keys only", "sql-syntax"),
@@ -378,7 +379,8 @@ def test_comment_on() -> None:
     ("ALTER TABLE t ADD PARTITION (p = 1)", "ADD PARTITION", "unsupported-sql"),
     ("ALTER TABLE t REPLACE COLUMNS (a INT)", "REPLACE COLUMNS", "unsupported-sql"),
     ("ALTER TABLE t SET LOCATION '/x'", "SET LOCATION", "unsupported-sql"),
-    ("ALTER TABLE t ADD COLUMN c INT DEFAULT 1", "default values", "unsupported-sql"),
+    ("ALTER TABLE t ADD COLUMN c INT DEFAULT 1", "Paimon adds no column with a default",
+     "unsupported-sql"),
     ("ALTER TABLE t ADD COLUMN c", "expected a data type", "sql-syntax"),
     ("ALTER TABLE t ADD COLUMN c INT FIRST AFTER b", "two positions", "sql-syntax"),
     ("ALTER TABLE t ADD COLUMN c INT BEFORE b", "unexpected 'BEFORE'", "sql-syntax"),
@@ -401,7 +403,7 @@ def test_alter_table_errors(sql: str, fragment: str, rule: str) -> None:
 def test_errors_name_the_table_and_position() -> None:
     with pytest.raises(SqlError) as info:
         parse_statement("ALTER TABLE db.t\nADD COLUMN c INT FROM")
-    assert info.value.table == "db.t"
+    assert (info.value.table, info.value.rule) == ("db.t", "sql-syntax")
     assert "line 2, column 18" in info.value.message
 
 
@@ -425,18 +427,18 @@ def test_drop_show_describe(sql: str, expected: object) -> None:
     assert parse_statement(sql) == expected
 
 
-@pytest.mark.parametrize(("sql", "fragment"), [
-    ("DROP VIEW v", "Unsupported statement: DROP VIEW"),
-    ("SHOW DATABASES", "Unsupported statement: SHOW DATABASES"),
-    ("SHOW TABLES LIKE 'a*'", "without a pattern"),
-    ("DESC EXTENDED t", "DESCRIBE EXTENDED"),
-    ("DESCRIBE t a", "DESCRIBE of a column"),
-    ("DESCRIBE SELECT 1", "Unsupported statement: DESCRIBE SELECT"),
+@pytest.mark.parametrize(("sql", "fragment", "rule"), [
+    ("DROP VIEW v", "Unsupported statement: DROP VIEW", "unsupported-statement"),
+    ("SHOW DATABASES", "Unsupported statement: SHOW DATABASES", "unsupported-statement"),
+    ("SHOW TABLES LIKE 'a*'", "without a pattern", "unsupported-sql"),
+    ("DESC EXTENDED t", "DESCRIBE EXTENDED", "unsupported-sql"),
+    ("DESCRIBE t a", "DESCRIBE of a column", "unsupported-sql"),
+    ("DESCRIBE SELECT 1", "Unsupported statement: DESCRIBE SELECT", "unsupported-statement"),
 ])
-def test_drop_show_describe_errors(sql: str, fragment: str) -> None:
+def test_drop_show_describe_errors(sql: str, fragment: str, rule: str) -> None:
     with pytest.raises(SqlError) as info:
         parse_statement(sql)
-    assert fragment in info.value.message
+    assert fragment in info.value.message and info.value.rule == rule
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,21 +470,23 @@ def test_insert_query_tables() -> None:
     assert statement.query_tables == (TableName("db", "s"), T)
 
 
-@pytest.mark.parametrize(("sql", "fragment"), [
-    ("INSERT INTO T PARTITION (dt = '1') VALUES (1)", "PARTITION"),
-    ("INSERT INTO T BY NAME SELECT 1 AS a", "BY NAME"),
-    ("INSERT INTO T REPLACE WHERE a = 1 SELECT 1", "REPLACE WHERE"),
-    ("INSERT OVERWRITE DIRECTORY '/x' SELECT 1", "INSERT OVERWRITE DIRECTORY"),
-    ("INSERT INTO T", "expected the rows to insert"),
-    ("INSERT INTO T (a, a) VALUES (1, 2)", "names a twice"),
-    ("INSERT INTO T garbage", "Expected a query"),
-    ("INSERT INTO T VALUES (1", "Cannot parse the INSERT query"),
-    ("WITH c AS (SELECT 1) INSERT INTO T SELECT * FROM c", "Put WITH after INSERT INTO t"),
+@pytest.mark.parametrize(("sql", "fragment", "rule"), [
+    ("INSERT INTO T PARTITION (dt = '1') VALUES (1)", "PARTITION", "unsupported-sql"),
+    ("INSERT INTO T BY NAME SELECT 1 AS a", "BY NAME", "unsupported-sql"),
+    ("INSERT INTO T REPLACE WHERE a = 1 SELECT 1", "REPLACE WHERE", "unsupported-sql"),
+    ("INSERT OVERWRITE DIRECTORY '/x' SELECT 1", "INSERT OVERWRITE DIRECTORY",
+     "unsupported-statement"),
+    ("INSERT INTO T", "expected the rows to insert", "sql-syntax"),
+    ("INSERT INTO T (a, a) VALUES (1, 2)", "names a twice", "sql-syntax"),
+    ("INSERT INTO T garbage", "Expected a query", "sql-syntax"),
+    ("INSERT INTO T VALUES (1", "Cannot parse the INSERT query", "sql-syntax"),
+    ("WITH c AS (SELECT 1) INSERT INTO T SELECT * FROM c", "Put WITH after INSERT INTO t",
+     "unsupported-statement"),
 ])
-def test_insert_errors(sql: str, fragment: str) -> None:
+def test_insert_errors(sql: str, fragment: str, rule: str) -> None:
     with pytest.raises(SqlError) as info:
         parse_statement(sql)
-    assert fragment in info.value.message
+    assert fragment in info.value.message and info.value.rule == rule
 
 
 def test_delete() -> None:
@@ -497,17 +501,17 @@ def test_delete() -> None:
     assert isinstance(everything, DeleteFrom) and everything.where_tables == ()
 
 
-@pytest.mark.parametrize(("sql", "fragment"), [
-    ("DELETE FROM T WHERE", "expected a condition"),
-    ("DELETE FROM T x WHERE x.a = 1", "without a table alias"),
-    ("DELETE FROM T WHERE a = 1 UNION SELECT 2", "Cannot parse the DELETE condition"),
-    ("DELETE T", "expected FROM"),
-    ("DELETE FROM T WHERE a = (", "Cannot parse the DELETE condition"),
+@pytest.mark.parametrize(("sql", "fragment", "rule"), [
+    ("DELETE FROM T WHERE", "expected a condition", "sql-syntax"),
+    ("DELETE FROM T x WHERE x.a = 1", "without a table alias", "unsupported-sql"),
+    ("DELETE FROM T WHERE a = 1 UNION SELECT 2", "Cannot parse the DELETE condition", "sql-syntax"),
+    ("DELETE T", "expected FROM", "sql-syntax"),
+    ("DELETE FROM T WHERE a = (", "Cannot parse the DELETE condition", "sql-syntax"),
 ])
-def test_delete_errors(sql: str, fragment: str) -> None:
+def test_delete_errors(sql: str, fragment: str, rule: str) -> None:
     with pytest.raises(SqlError) as info:
         parse_statement(sql)
-    assert fragment in info.value.message
+    assert fragment in info.value.message and info.value.rule == rule
 
 
 @pytest.mark.parametrize(("sql", "query_sql", "tables"), [
@@ -568,16 +572,19 @@ def test_statement_errors(sql: str, fragment: str, rule: str) -> None:
 
 def test_broken_queries_do_not_log_sqlglot_warnings(caplog: pytest.LogCaptureFixture) -> None:
     for sql in ("WITH c AS (SELECT 1) SET x = 1", "SELECT 1; SHOW TABLES"):
-        with pytest.raises(SqlError):
+        with pytest.raises(SqlError) as info:
             rewrite_tables(sql, {})
+        assert info.value.rule in ("sql-syntax", "unsupported-statement")
     assert caplog.records == []
 
 
 def test_deep_nesting_is_an_sql_error() -> None:
-    with pytest.raises(SqlError, match="nested too deeply"):
+    with pytest.raises(SqlError, match="nested too deeply") as info:
         parse_statement("SELECT " + "(" * 3000 + "1" + ")" * 3000)
-    with pytest.raises(SqlError, match="nested too deeply"):
+    assert info.value.rule == "sql-syntax"
+    with pytest.raises(SqlError, match="nested too deeply") as info:
         parse_statement("CREATE TABLE t (a " + "ARRAY<" * 3000 + "INT" + ">" * 3000 + ")")
+    assert info.value.rule == "sql-syntax"
 
 
 def test_unexpected_exceptions_become_sql_errors(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -595,10 +602,12 @@ def test_unexpected_exceptions_become_sql_errors(monkeypatch: pytest.MonkeyPatch
 
 
 def test_non_string_input() -> None:
-    with pytest.raises(SqlError, match="must be a string"):
+    with pytest.raises(SqlError, match="must be a string") as info:
         parse_statement(None)  # type: ignore[arg-type]
-    with pytest.raises(SqlError, match="must be a string"):
+    assert info.value.rule == "sql-syntax"
+    with pytest.raises(SqlError, match="must be a string") as info:
         parse_statements(b"SELECT 1")  # type: ignore[arg-type]
+    assert info.value.rule == "sql-syntax"
 
 
 
@@ -717,12 +726,16 @@ def test_parse_statements_runs_the_architecture_example() -> None:
 
 
 def test_parse_statements_errors_name_the_statement() -> None:
-    with pytest.raises(SqlError, match=r"^Statement 2 of 3: Unsupported statement: UPDATE"):
+    with pytest.raises(SqlError, match=r"^Statement 2 of 3: Unsupported statement: "
+                       "UPDATE") as info:
         parse_statements("SELECT 1; UPDATE t SET a = 1; SELECT 2")
-    with pytest.raises(SqlError, match="No SQL statement"):
+    assert info.value.rule == "unsupported-statement"
+    with pytest.raises(SqlError, match="No SQL statement") as info:
         parse_statements(" -- nothing ")
-    with pytest.raises(SqlError, match=r"^Unsupported statement: UPDATE"):
+    assert info.value.rule == "sql-syntax"
+    with pytest.raises(SqlError, match=r"^Unsupported statement: UPDATE") as info:
         parse_statements("UPDATE t SET a = 1;")
+    assert info.value.rule == "unsupported-statement"
 
 
 # --------------------------------------------------------------------------------------------
@@ -759,10 +772,12 @@ def test_rewrite_tables_regenerates_when_positions_are_missing() -> None:
 
 
 def test_rewrite_tables_errors() -> None:
-    with pytest.raises(SqlError, match="Expected a query"):
+    with pytest.raises(SqlError, match="Expected a query") as info:
         rewrite_tables("DROP TABLE T", VIEWS)
-    with pytest.raises(SqlError, match="Cannot parse query"):
+    assert info.value.rule == "sql-syntax"
+    with pytest.raises(SqlError, match="Cannot parse query") as info:
         rewrite_tables("SELECT * FROM", VIEWS)
+    assert info.value.rule == "sql-syntax"
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ import pyroaring
 import pytest
 
 import schemalab as sl
+from schemalab.codecs.roaring import RoaringError, read_bitmap32, read_bitmap64
+from schemalab.engine.execute import execute
 from schemalab.engine.plan import DataFile, PositionDeletes, plan_read
-from schemalab.engine.read import execute
-from schemalab.engine.roaring import RoaringError, read_bitmap32, read_bitmap64
 from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
 from schemalab.iceberg.deletes import parse_deletion_vector as parse_puffin_dv
 from schemalab.paimon.index import parse_deletion_vector as parse_paimon_dv

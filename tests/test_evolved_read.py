@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 
 import schemalab as sl
-from schemalab.engine import write
 from schemalab.errors import SchemaChangeError, SchemaLabError
 from schemalab.explain.read import column_text
 from schemalab.paimon.bucket import bucket_of
+from schemalab.paimon.write import files as write
 from schemalab.schema.changes import (
     AddColumn,
     ColumnSpec,

@@ -28,9 +28,9 @@ from schemalab import cli
 from schemalab.errors import SchemaChangeError
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
-from schemalab.history.paimon import schema_version
 from schemalab.history.versions import FieldLineage, SchemaVersion
 from schemalab.open import open_table
+from schemalab.paimon.history import schema_version
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import apply_changes, new_table_schema
 from schemalab.schema.changes import (
@@ -491,8 +491,8 @@ def check_inspect_shape(doc: Any) -> None:
         for e in lin["events"]:
             assert set(e) == {"schema_id", "kind", "name", "type"}
             assert _is_int(e["schema_id"]) and e["kind"] in (
-                "added", "renamed", "retyped", "nullability_changed", "commented", "moved",
-                "dropped")
+                "added", "renamed", "retyped", "nullability_changed", "commented",
+                "default_changed", "moved", "dropped")
             assert isinstance(e["name"], str) and isinstance(e["type"], str)
     for s in doc["snapshots"]:
         assert set(s) == {"id", "parent_id", "schema_id", "time_millis", "kind",
@@ -591,15 +591,15 @@ def test_inspect_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     directory that is no table at all."""
     assert cli.main(["inspect", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.rstrip().endswith("nope does not exist.")
-    assert err.count("\n") == 1
+    assert err.startswith("error: ") and err.splitlines()[0].endswith("nope does not exist.")
+    assert err.splitlines()[1:] == ["rule: table-must-exist"]
 
     wh = sl.Warehouse(tmp_path / "wh")
     wh.sql("CREATE TABLE t (a INT)")
     assert cli.main(["inspect", wh.path]) == 1
     err = capsys.readouterr().err
     assert "is a warehouse" in err and f"{wh.path}/default.db/t" in err
-    assert err.count("\n") == 1
+    assert err.splitlines()[1:] == ["rule: table-must-exist"]
 
     data = Path(wh.table("t").path) / "bucket-0" / "data-x.parquet"
     data.parent.mkdir()
@@ -607,7 +607,7 @@ def test_inspect_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert cli.main(["inspect", str(data)]) == 1
     err = capsys.readouterr().err
     assert "is a data file, not a table. Open its table instead: " in err
-    assert err.rstrip().endswith(wh.table("t").path)
+    assert err.splitlines()[0].endswith(wh.table("t").path)
 
     assert cli.main(["inspect", str(tmp_path)]) == 1
     assert "is not a table: no Paimon schema/ directory" in capsys.readouterr().err
@@ -693,9 +693,9 @@ def append_rows(t: Table, rows: list[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine.write import ColumnStats, WrittenFile, data_file_entry
     from schemalab.paimon import paths
     from schemalab.paimon.commit import commit
+    from schemalab.paimon.write.files import ColumnStats, WrittenFile, data_file_entry
     from schemalab.types.arrow import arrow_schema
 
     schema = t.schema
@@ -795,12 +795,15 @@ def test_inspect_filters(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert [x["field_id"] for x in doc["lineage"]] == [2, 3]
     assert [s["id"] for s in doc["snapshots"]] == [1] and [x["id"] for x in doc["schemas"]] == [
         0, 2, 3]
-    for args, said in ((["--field", "nott"], "never had a field 'nott'; did you mean `note`?"),
-                       (["--snapshot", "9"], "has no snapshot 9"),
-                       (["--since", "soon"], "--since 'soon' is not a time")):
+    for args, said, rule in (
+            (["--field", "nott"], "never had a field 'nott'; did you mean `note`?",
+             "field-must-exist"),
+            (["--snapshot", "9"], "has no snapshot 9", "snapshot-must-exist"),
+            (["--since", "soon"], "--since 'soon' is not a time", "since-time")):
         assert cli.main(["inspect", t.path, *args]) == 1
         err = capsys.readouterr().err
-        assert err.startswith("error: ") and said in err and err.count("\n") == 1, err
+        assert err.startswith("error: ") and said in err, err
+        assert err.splitlines()[1:] == [f"rule: {rule}"], err
 
 
 def test_alter_errors_say_what_the_history_knows(tmp_path: Path) -> None:

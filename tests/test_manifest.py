@@ -27,10 +27,11 @@ from schemalab.paimon.manifest import (
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
-    manifest_entry_schema,
-    manifest_file_meta,
-    manifest_file_meta_schema,
     new_file_name,
+)
+from schemalab.paimon.manifest_avro import manifest_entry_schema, manifest_file_meta_schema
+from schemalab.paimon.manifest_codec import (
+    manifest_file_meta,
     read_manifest,
     read_manifest_list,
     write_manifest,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import schemalab as sl
-from schemalab.engine.merge.read import merge_input, merge_read, plans_of
+from schemalab.engine.merge.keyed_read import merge_input, merge_read, plans_of
 from schemalab.engine.merge.runs import bucket_plans, limit_broadcast
 from schemalab.engine.plan import DataFile
 

@@ -5,8 +5,9 @@ History, lineage, snapshot trees, read explanations and ``schemalab inspect`` of
 table equal those of the local copy; DDL on an s3:// warehouse lands in the bucket and
 commits with a create-only PUT, so of racing committers exactly one wins each version and
 the others retry; a store without such a primitive is refused for writes, with reads
-still working. (Spark's own data path on S3 needs hadoop-aws, which no registry here
-offers: a read then fails with a clear error naming the settings.)
+still working. The suite's Spark has no S3A connector: a read of s3:// data fails with a
+clear error naming the settings. Spark's own data path on S3 (hadoop-aws from Maven Central)
+is tests/test_spark_on_s3.py, in ``make test-cluster``.
 """
 
 from __future__ import annotations
@@ -166,8 +167,8 @@ def test_racing_snapshot_commits_on_s3_each_commit_once(s3_env: Any, tmp_path: P
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from schemalab.engine.write import WrittenFile, data_file_entry, file_stats
     from schemalab.paimon.commit import commit
+    from schemalab.paimon.write.files import WrittenFile, data_file_entry, file_stats
 
     wh = sl.Warehouse(s3_env.uri("race-snap"))
     wh.sql("CREATE TABLE T (a INT)")

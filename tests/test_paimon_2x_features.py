@@ -103,8 +103,7 @@ def test_data_evolution_compaction_is_refused_and_writes_nothing(
     root, path = data_evolution
     wh = sl.Warehouse(root, spark=spark)
     before = _listing(path)
-    for stmt in ("CALL sys.compact(table => 'default.de')",
-                 "INSERT INTO default.de VALUES (5, 'A5', 'B5')"):
+    for stmt in ("CALL sys.compact(table => 'default.de')",):
         with pytest.raises(UnsupportedFeatureError, match="data evolution") as e:
             wh.sql(stmt)
         assert e.value.option == DATA_EVOLUTION
@@ -112,24 +111,42 @@ def test_data_evolution_compaction_is_refused_and_writes_nothing(
     assert [r["c"] for r in _pypaimon_rows(root, "de")] == ["B1-upd", "B2", "B3-upd", "B4"]
 
 
-def test_row_tracking_reads_and_refuses_writes(tmp_path: Path, spark: Any) -> None:
+@pytest.mark.parametrize("options", [{ROW_TRACKING: "true"},
+                                     {ROW_TRACKING: "true", DATA_EVOLUTION: "true"}])
+def test_row_tracking_inserts_get_row_ids_and_rewrites_are_refused(
+        tmp_path: Path, spark: Any, options: dict[str, str]) -> None:
+    """An INSERT's files take the next row ids and the snapshot the next free one, as Java's
+    commit assigns them (pypaimon reads ``_ROW_ID`` 4..5 for the new rows); what would
+    rewrite rows (compaction, INSERT OVERWRITE's removal is fine) is refused."""
     root = tmp_path / "wh"
-    path = _pypaimon_table(root, "rt", {ROW_TRACKING: "true"})
+    path = _pypaimon_table(root, "rt", options)
     wh = sl.Warehouse(root, spark=spark)
-    # a read needs no row ids: the rows are the files' rows
-    assert sorted(map(tuple, wh.sql("SELECT * FROM default.rt").collect())) == [
-        (1, "A1", "B1"), (2, "A2", "B2"), (3, "A3", "B3"), (4, "A4", "B4")]
-    before = _listing(path)
-    for stmt, op in (("INSERT INTO default.rt VALUES (5, 'A5', 'B5')", "INSERT"),
-                     ("INSERT OVERWRITE default.rt VALUES (5, 'A5', 'B5')", "INSERT OVERWRITE"),
-                     ("CALL sys.compact(table => 'default.rt')", "COMPACT")):
-        with pytest.raises(UnsupportedFeatureError) as e:
-            wh.sql(stmt)
-        assert e.value.option == ROW_TRACKING and e.value.feature == "row tracking"
-        assert str(e.value).startswith(f"{op} into default.rt refused")
-    assert _listing(path) == before
+    if DATA_EVOLUTION not in options:
+        assert sorted(map(tuple, wh.sql("SELECT * FROM default.rt").collect())) == [
+            (1, "A1", "B1"), (2, "A2", "B2"), (3, "A3", "B3"), (4, "A4", "B4")]
+    wh.sql("INSERT INTO default.rt VALUES (5, 'A5', 'B5'), (6, 'A6', 'B6')")
+    snap = wh.table("default.rt").latest_snapshot
+    assert snap is not None and snap.next_row_id == 6
+    rows = _pypaimon_rows(root, "rt", ["a", "_ROW_ID", "_SEQUENCE_NUMBER"])
+    assert [(r["a"], r["_ROW_ID"]) for r in rows] == [(1, 0), (2, 1), (3, 2), (4, 3), (5, 4),
+                                                      (6, 5)]
+    assert {r["_SEQUENCE_NUMBER"] for r in rows if r["a"] >= 5} == {snap.id}
+    # pypaimon then writes on top of our commit, continuing the row ids
+    from pypaimon import CatalogFactory
+
+    t = CatalogFactory.create({"warehouse": str(root)}).get_table("default.rt")
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"a": [7], "b": ["A7"], "c": ["B7"]}, schema=SCHEMA))
+    c.commit(w.prepare_commit())
     rows = _pypaimon_rows(root, "rt", ["a", "_ROW_ID"])
-    assert [(r["a"], r["_ROW_ID"]) for r in rows] == [(1, 0), (2, 1), (3, 2), (4, 3)]
+    assert rows[-1] == {"a": 7, "_ROW_ID": 6}
+    before = _listing(path)
+    with pytest.raises(UnsupportedFeatureError) as e:
+        wh.sql("CALL sys.compact(table => 'default.rt')")
+    assert e.value.option in (ROW_TRACKING, DATA_EVOLUTION)
+    assert str(e.value).startswith("COMPACT into default.rt refused")
+    assert _listing(path) == before
 
 
 def test_default_value_option_read_is_refused(tmp_path: Path, spark: Any) -> None:
@@ -148,23 +165,84 @@ def test_default_value_option_read_is_refused(tmp_path: Path, spark: Any) -> Non
         t.explain_read()
 
 
-def test_schema_default_value_insert_is_refused(tmp_path: Path, spark: Any) -> None:
-    """A ``defaultValue`` in the schema JSON (Paimon 1.2+): Paimon writes it for an omitted
-    or NULL value; schemalab would write NULL, so it refuses the INSERT; reads are the
-    files' values, as Paimon reads them."""
+def test_schema_default_value_is_written_for_omitted_and_null_values(
+        tmp_path: Path, spark: Any) -> None:
+    """A ``defaultValue`` in the schema JSON (Paimon 1.2+): Java Paimon's writer puts it in
+    place of an omitted *or NULL* value (``DefaultValueRow`` in ``TableWriteImpl``), the
+    text cast from STRING; rows written before stay as they are. A default of a nested
+    type is refused by name."""
     root = tmp_path / "wh"
     path = _pypaimon_table(root, "sd", {})
     schema_file = Path(path) / "schema" / "schema-0"
     doc = json.loads(schema_file.read_text())
     doc["fields"][1]["defaultValue"] = "'dflt'"
+    doc["fields"][0]["defaultValue"] = "7"
     schema_file.write_text(json.dumps(doc, indent=2))
     wh = sl.Warehouse(root, spark=spark)
-    assert wh.sql("SELECT count(*) FROM default.sd").collect()[0][0] == 4
+    wh.sql("INSERT INTO default.sd (c) VALUES ('B5'); "
+           "INSERT INTO default.sd VALUES (NULL, NULL, 'B6'), (8, 'x', NULL)")
+    rows = sorted(map(tuple, wh.sql("SELECT * FROM default.sd").collect()), key=str)
+    assert rows == sorted([(1, "A1", "B1"), (2, "A2", "B2"), (3, "A3", "B3"), (4, "A4", "B4"),
+                           (7, "dflt", "B5"), (7, "dflt", "B6"), (8, "x", None)], key=str)
+    # pypaimon reads what was written: the defaults are in the files
+    assert [(r["a"], r["b"]) for r in _pypaimon_rows(root, "sd")][-3:] == [
+        (7, "dflt"), (7, "dflt"), (8, "x")]
+    doc["fields"].append({"id": 3, "name": "tags", "type": {"type": "ARRAY", "element": "STRING"},
+                          "defaultValue": "ARRAY('t')"})
+    doc["highestFieldId"] = 3
+    schema_file.write_text(json.dumps(doc, indent=2))
     before = _listing(path)
-    with pytest.raises(UnsupportedFeatureError, match="column b has the default value") as e:
-        wh.sql("INSERT INTO default.sd (a, c) VALUES (5, 'B5')")
-    assert e.value.column == "b" and e.value.option == "defaultValue"
+    with pytest.raises(UnsupportedFeatureError, match="column tags has the default value") as e:
+        wh.sql("INSERT INTO default.sd (c) VALUES ('B7')")
+    assert e.value.column == "tags" and e.value.option == "defaultValue"
     assert _listing(path) == before
+
+
+def test_defaults_set_and_dropped_by_sql(tmp_path: Path, spark: Any) -> None:
+    """CREATE ... DEFAULT, ALTER COLUMN SET / DROP DEFAULT as Paimon's Spark integration
+    stores them (the literal's text in ``defaultValue``); each applies to writes after it,
+    never to rows written before; the lineage says so."""
+    root = tmp_path / "wh"
+    wh = sl.Warehouse(root, spark=spark)
+    wh.sql("""CREATE TABLE t (id INT, b STRING DEFAULT 'x');
+              INSERT INTO t (id) VALUES (1);
+              ALTER TABLE t ALTER COLUMN b SET DEFAULT 'y';
+              INSERT INTO t (id) VALUES (2);
+              ALTER TABLE t ALTER COLUMN b DROP DEFAULT;
+              INSERT INTO t (id) VALUES (3)""")
+    rows = sorted(map(tuple, wh.sql("SELECT * FROM t").collect()))
+    assert rows == [(1, "x"), (2, "y"), (3, None)]
+    schema_dir = root / "default.db" / "t" / "schema"
+    defaults = [json.loads((schema_dir / f"schema-{i}").read_text())["fields"][1].get(
+        "defaultValue") for i in range(3)]
+    assert defaults == ["'x'", "'y'", None]
+    events = [(e.schema_id, e.kind, e.type) for lin in wh.table("t").history().lineage
+              for e in lin.events if lin.field_id == 1]
+    assert events == [(0, "added", "STRING"), (1, "default_changed", "'y'"),
+                      (2, "default_changed", "")]
+    changed = next(e for lin in wh.table("t").history().lineage for e in lin.events
+                   if e.kind == "default_changed")
+    assert "writes after this version" in changed.describe()
+    assert "default 'y' for writes after schema 1, not for older rows" in str(
+        wh.table("t").why("b", where="id = 1"))
+    assert [(r["id"], r["b"]) for r in _pypaimon_rows_by(root, "t", "id")] == rows
+    # Paimon's rules: a default the type cannot hold; ADD COLUMN with a default
+    from schemalab.errors import SchemaChangeError, SqlError
+
+    with pytest.raises(SchemaChangeError, match="Unsupported default value `abc` for type INT") \
+            as e:
+        wh.sql("ALTER TABLE t ALTER COLUMN id SET DEFAULT 'abc'")
+    assert e.value.rule == "default-value" and e.value.column == "id"
+    with pytest.raises(SqlError, match="ALTER COLUMN c SET DEFAULT 1"):
+        wh.sql("ALTER TABLE t ADD COLUMN c INT DEFAULT 1")
+    assert sorted(os.listdir(schema_dir)) == ["schema-0", "schema-1", "schema-2"]
+
+
+def _pypaimon_rows_by(root: Path, name: str, key: str) -> list[dict[str, Any]]:
+    t = _catalog(root).get_table(f"default.{name}")
+    rb = t.new_read_builder()
+    rows: list[dict[str, Any]] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return sorted(rows, key=lambda r: r[key])
 
 
 @pytest.mark.parametrize("type_text", ["BLOB", "VECTOR<FLOAT, 3>"])

@@ -329,17 +329,17 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
         spark: Any, tmp_path: Path) -> None:
     """Two writers number their rows from the same snapshot: the second to commit would share
     sequence numbers with the first, so it is refused (and nothing of it is visible)."""
-    from schemalab.engine import pk_write as primary_key
-    from schemalab.engine import write
-    from schemalab.engine.write import WriteTarget
     from schemalab.errors import CommitConflictError
     from schemalab.paimon import commit as commits
+    from schemalab.paimon.write import frames
+    from schemalab.paimon.write import keyed as primary_key
+    from schemalab.paimon.write.files import WriteTarget
 
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql("CREATE TABLE r (id INT, v STRING) TBLPROPERTIES ('primary-key' = 'id', "
            "'bucket' = '1'); INSERT INTO r VALUES (1, 'a')")
     t = wh.table("r")
-    slow_df = write.to_frame(spark, [(1, "slow")], t.schema, t.name)
+    slow_df = frames.to_frame(spark, [(1, "slow")], t.schema, t.name)
     target = WriteTarget(t.path, t.name, t.schema, lambda: spark)
     _, slow = primary_key.write_entries(target, slow_df)  # numbered from snapshot 1
     t.insert([(1, "fast")])  # commits snapshot 2 with the same sequence number

@@ -13,6 +13,13 @@ import pytest
 
 from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedVersionError
 from schemalab.paimon.binaryrow import EMPTY_ROW, encode_row
+from schemalab.paimon.listing import (
+    ManifestListRead,
+    ManifestRead,
+    live_files,
+    manifest_tree,
+    replay,
+)
 from schemalab.paimon.manifest import (
     DataFileMeta,
     FileKind,
@@ -21,17 +28,8 @@ from schemalab.paimon.manifest import (
     ManifestEntry,
     ManifestFileMeta,
     SimpleStats,
-    manifest_file_meta,
-    write_manifest,
-    write_manifest_list,
 )
-from schemalab.paimon.scan import (
-    ManifestListRead,
-    ManifestRead,
-    live_files,
-    manifest_tree,
-    replay,
-)
+from schemalab.paimon.manifest_codec import manifest_file_meta, write_manifest, write_manifest_list
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from schemalab.schema.apply import new_table_schema

@@ -57,15 +57,21 @@ def test_ddl_errors_name_table_and_rule(tmp_path: Path) -> None:
     with pytest.raises(SchemaChangeError) as e:
         wh.sql("ALTER TABLE t DROP COLUMN dt")
     assert "default.t" in str(e.value) and e.value.column == "dt"
-    with pytest.raises(SchemaChangeError, match="cannot specify NOT NULL in the default.t table"):
+    assert (e.value.table, e.value.rule) == ("default.t", "keys-cannot-be-dropped")
+    with pytest.raises(SchemaChangeError, match="cannot specify NOT NULL in the default.t "
+                       "table") as e:
         wh.sql("ALTER TABLE t ADD COLUMN x INT NOT NULL")
-    with pytest.raises(TableExistsError):
+    assert (e.value.column, e.value.rule) == ("x", "added-column-must-be-nullable")
+    with pytest.raises(TableExistsError) as ex:
         wh.sql("CREATE TABLE t (id INT)")
+    assert (ex.value.table, ex.value.rule) == ("default.t", "table-must-be-new")
     wh.sql("CREATE TABLE IF NOT EXISTS t (id INT)")
-    with pytest.raises(TableNotFoundError):
+    with pytest.raises(TableNotFoundError) as nf:
         wh.sql("ALTER TABLE nope ADD COLUMN x INT")
-    with pytest.raises(SqlError):
+    assert (nf.value.table, nf.value.rule) == ("default.nope", "table-must-exist")
+    with pytest.raises(SqlError) as sq:
         wh.sql("CREATE VIEW v AS SELECT 1")
+    assert sq.value.rule == "unsupported-statement"
     assert [s.id for s in wh.table("t").schemas] == [0]
 
 
@@ -83,14 +89,17 @@ def test_a_failing_statement_says_which_earlier_ones_were_applied(tmp_path: Path
     assert (e.table, e.column, e.rule) == ("default.U", "nope", "column-must-exist")
     assert [f.name for f in wh.table("U").schema.fields] == ["a", "b"]
     with pytest.raises(SchemaChangeError, match=r"^Statement 2 of 2 \(ALTER TABLE U RENAME "
-                       r"COLUMN zz TO y\) failed; statement 1 was applied and stays: "):
+                       r"COLUMN zz TO y\) failed; statement 1 was applied and stays: ") as info:
         wh.sql("ALTER TABLE U RENAME COLUMN b TO c; ALTER TABLE U RENAME COLUMN zz TO y")
+    assert (info.value.column, info.value.rule) == ("zz", "column-must-exist")
     with pytest.raises(SchemaLabError, match=r"^Statement 1 of 2 \(ALTER TABLE nope .*\) "
-                       "failed, nothing was applied: Table default.nope does not exist"):
+                       "failed, nothing was applied: Table default.nope does not exist") as any_:
         wh.sql("ALTER TABLE nope ADD COLUMN b INT; CREATE TABLE V (a INT)")
+    assert (any_.value.table, any_.value.rule) == ("default.nope", "table-must-exist")
     assert not wh.has_table("V")
-    with pytest.raises(SchemaChangeError, match="^Column zz does not exist"):
+    with pytest.raises(SchemaChangeError, match="^Column zz does not exist") as info:
         wh.sql("ALTER TABLE U RENAME COLUMN zz TO y")  # one statement: its own message
+    assert info.value.rule == "column-must-exist"
 
 
 def test_rename_and_drop_table(tmp_path: Path) -> None:
@@ -99,8 +108,9 @@ def test_rename_and_drop_table(tmp_path: Path) -> None:
     assert wh.list_tables() == ["default.b"]
     wh.sql("DROP TABLE b; DROP TABLE IF EXISTS b")
     assert wh.list_tables() == []
-    with pytest.raises(TableNotFoundError):
+    with pytest.raises(TableNotFoundError) as info:
         wh.sql("DROP TABLE b")
+    assert (info.value.table, info.value.rule) == ("default.b", "table-must-exist")
 
 
 def test_other_procedures_are_read_but_refused_clearly(tmp_path: Path) -> None:
@@ -119,8 +129,9 @@ def test_other_procedures_are_read_but_refused_clearly(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["`..`", "`a/b`", "`.hidden`", "`x\u0000y`"])
 def test_table_names_cannot_escape_the_warehouse(tmp_path: Path, name: str) -> None:
     wh = sl.Warehouse(tmp_path / "wh")
-    with pytest.raises((sl.InvalidIdentifierError, SqlError)):
+    with pytest.raises((sl.InvalidIdentifierError, SqlError)) as info:
         wh.sql(f"CREATE TABLE {name} (id INT)")
+    assert info.value.rule in ("valid-identifier", "sql-syntax"), info.value.message
     assert not list((tmp_path).glob("*.db")) and not (tmp_path / "wh" / "default.db").exists()
 
 
@@ -189,5 +200,6 @@ def test_insert_values_trees_as_sqlglot_builds_them(values: str) -> None:
 
 @pytest.mark.parametrize("values", ["(1, 2", "(1 2)", "(1, 2), (3"])
 def test_insert_values_malformed_rows_still_fail(values: str) -> None:
-    with pytest.raises(SqlError):
+    with pytest.raises(SqlError) as info:
         parse_statement(f"INSERT INTO t VALUES {values}")
+    assert info.value.rule == "sql-syntax"

@@ -233,3 +233,31 @@ def test_cli_over_spark_connect(remote_spark: Any, tmp_path: Path,
         timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "a2" in out.stdout and "c2" in out.stdout
+
+
+def test_iceberg_system_tables(remote_spark: Any, tmp_path: Path) -> None:
+    """Iceberg's metadata tables (issue 23) are built with createDataFrame only: over Spark
+    Connect and on a cluster they come back with the schema and rows schemalab computed."""
+    import tarfile
+
+    from iceberg_canonical import canonical_value
+
+    import schemalab as sl
+    from schemalab.iceberg.system_tables import SYSTEM_TABLES, system_table_data
+
+    tarball = Path(__file__).parent / "fixtures" / "iceberg-java-1.10" / \
+        "iceberg-java-1.10.2-tables.tar.gz"
+    with tarfile.open(tarball) as tar:
+        tar.extractall(tmp_path, filter="data")
+    for name in ("t08_partition_evolution", "t14_v3_deletion_vectors"):
+        t = sl.open_table(tmp_path / "db" / name, spark=remote_spark)
+        for system in SYSTEM_TABLES:
+            df = t.system_table(system)
+            want = system_table_data(t, system)
+            assert df.schema == want.schema, (name, system)
+            fields = want.schema.fields
+            got = sorted(json.dumps([canonical_value(v, f.dataType) for v, f in
+                                     zip(r, fields, strict=True)]) for r in df.collect())
+            assert got == sorted(json.dumps([canonical_value(v, f.dataType) for v, f in
+                                             zip(r, fields, strict=True)])
+                                 for r in want.rows), (name, system)

@@ -46,6 +46,7 @@ HALO = "1px 1px 1px #fff, -1px -1px 1px #fff, 1px -1px 1px #fff, -1px 1px 1px #f
 #: marker symbol of each change kind (colour and shape both tell the kind)
 SYMBOLS = {"added": "circle", "renamed": "diamond", "retyped": "square",
            "nullability_changed": "triangle-up", "commented": "star", "moved": "triangle-right",
+           "default_changed": "hexagon",
            "dropped": "x"}
 
 XAxis = Literal["version", "time"]

@@ -5,10 +5,7 @@ and why each value is what it is). Back and Reset restore the warehouse exactly.
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Sequence
 
 import ipywidgets as W
@@ -23,6 +20,9 @@ from schemalab.widgets.common import (
 from schemalab.widgets.figures import diff_html, lineage_figure
 
 from schemalab import sql
+from schemalab.checkpoint import Checkpoint
+from schemalab.errors import SqlError
+from schemalab.render.html import explanation_html
 from schemalab.table import Table
 from schemalab.warehouse import Warehouse
 
@@ -44,19 +44,31 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def _statement_texts(statements: str | Sequence[str]) -> list[str]:
+    """The statements of a script, or of a list of statement texts (empty ones dropped);
+    anything else is a SqlError, as ``Warehouse.sql`` says it."""
+    if isinstance(statements, str):
+        return sql.split_statements(statements)
+    if isinstance(statements, Sequence) and all(isinstance(s, str) for s in statements):
+        return [s for s in statements if s.strip()]
+    raise SqlError(f"AlterStepper takes SQL text or a list of statement texts, not "
+                   f"{type(statements).__name__}", rule="sql-syntax")
+
+
 class AlterStepper(ReadableWidget, W.VBox):
     """Steps through SQL statements live on the warehouse's Spark session.
 
     After each step it shows the statement, the schema diff it made, the updated lineage, a
     preview of the evolved read, and the read explanation. ``back()`` restores the warehouse
-    exactly as it was before the last step (from a copy taken before the step ran)."""
+    exactly as it was before the last step, through :meth:`Warehouse.checkpoint` and
+    :meth:`Warehouse.restore` (no copy of the data; local and ``s3://`` warehouses alike)."""
 
     def __init__(self, warehouse: Warehouse, statements: str | Sequence[str]) -> None:
         self.warehouse = warehouse
-        self.statements = (sql.split_statements(statements) if isinstance(statements, str)
-                           else [s for s in statements if s.strip()])
+        self.statements = _statement_texts(statements)
         self._statements: dict[int, sql.Statement | Exception] = {}
-        self._checkpoints = tempfile.mkdtemp(prefix="schemalab-stepper-")
+        #: the warehouse before each statement that ran, and after the last one
+        self._checkpoints: list[Checkpoint] = []
         self._save(0)
         self.position = 0
         self.focus: str | None = None
@@ -90,16 +102,13 @@ class AlterStepper(ReadableWidget, W.VBox):
     # ---- state ------------------------------------------------------------------------------
 
     def _save(self, position: int) -> None:
-        dest = os.path.join(self._checkpoints, str(position))
-        shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(self.warehouse.path, dest)
+        del self._checkpoints[position:]
+        self._checkpoints.append(self.warehouse.checkpoint())
 
     def _restore(self, position: int) -> None:
-        src = os.path.join(self._checkpoints, str(position))
-        for name in os.listdir(self.warehouse.path):
-            p = os.path.join(self.warehouse.path, name)
-            shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
-        shutil.copytree(src, self.warehouse.path, dirs_exist_ok=True)
+        # later checkpoints go first: what they alone list is then removed without a copy
+        del self._checkpoints[position + 1:]
+        self.warehouse.restore(self._checkpoints[position])
 
     # ---- actions ------------------------------------------------------------------------------
 
@@ -225,7 +234,7 @@ class AlterStepper(ReadableWidget, W.VBox):
             self.lineage.children = [FullWidthFigure(lineage_figure(h))]
             self.preview.value = "<p><b>evolved read</b></p>" + preview_html(t.read())
             self.explanation.value = ("<p><b>why each value is what it is</b></p>"
-                                      + t.explain_read()._repr_html_())
+                                      + explanation_html(t.explain_read()))
         except Exception as err:
             self.status.value = error_html(err)
 

@@ -129,26 +129,8 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
                         line=dict(width=1, color="#57606a")),
             hovertext=[snapshot_hover(it.snapshot, with_time=show_times) for _, _, it in ss
                        if it.snapshot], hoverinfo="text"), row=1, col=1)
-    # the changes of each version but the first (which adds every field it was created with)
     first = versions[0].id if versions else None
-    for kind, label in EVENT_LABELS.items():
-        bx, by, bh = [], [], []
-        for _, xx, it in sv:
-            v = it.version
-            if v is None or v.id == first:
-                continue
-            evs = [ev for ev in v.events if ev.kind == kind]
-            if evs:
-                bx.append(xx)
-                by.append(len(evs))
-                bh.append(f"<b>schema {v.id}</b>: {len(evs)} {_esc(label)}<br>"
-                          + "<br>".join(_esc(ev.describe()) for ev in evs[:10])
-                          + (f"<br>… {len(evs) - 10} more" if len(evs) > 10 else ""))
-        if bx:
-            fig.add_trace(go.Bar(_validate=False, x=bx, y=by, name=label,
-                                 marker_color=EVENT_COLORS[kind],
-                                 hovertext=bh, hoverinfo="text"),
-                          row=2, col=1)
+    _add_change_bars(fig, [(xx, it.version) for _, xx, it in sv], first)
     created = f"created with {len(versions[0].fields)} fields" if versions else "no schema"
     fig._validate = True
     fig.update_layout(
@@ -177,6 +159,29 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
             text="in the order they were written (an ALTER is a version, an INSERT a "
                  "snapshot)", font=dict(size=11), standoff=4))
     return fig
+
+
+def _add_change_bars(fig: go.Figure, versions: list[tuple[Any, SchemaVersion | None]],
+                     first: int | None) -> None:
+    """One stacked bar per event kind: the changes of each version but the first (which
+    adds every field it was created with), at the version's x."""
+    for kind, label in EVENT_LABELS.items():
+        bx, by, bh = [], [], []
+        for xx, v in versions:
+            if v is None or v.id == first:
+                continue
+            evs = [ev for ev in v.events if ev.kind == kind]
+            if evs:
+                bx.append(xx)
+                by.append(len(evs))
+                bh.append(f"<b>schema {v.id}</b>: {len(evs)} {_esc(label)}<br>"
+                          + "<br>".join(_esc(ev.describe()) for ev in evs[:10])
+                          + (f"<br>… {len(evs) - 10} more" if len(evs) > 10 else ""))
+        if bx:
+            fig.add_trace(go.Bar(_validate=False, x=bx, y=by, name=label,
+                                 marker_color=EVENT_COLORS[kind],
+                                 hovertext=bh, hoverinfo="text"),
+                          row=2, col=1)
 
 
 def _spaced(px: Sequence[float], gap: float) -> set[int]:

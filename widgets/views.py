@@ -32,13 +32,13 @@ from schemalab.widgets.lineage_figure import MAX_COLUMNS
 from schemalab.widgets.timeline_figure import format_time, snapshot_label
 from schemalab.widgets.tree_figure import reads_text, rows_text
 
+from schemalab.format import TableLike
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
 from schemalab.history.versions import gc_paused
-from schemalab.render.html import render_history_html
+from schemalab.render.html import explanation_html, render_history_html
 from schemalab.render.lineage_layout import lineage_layout
 from schemalab.render.tables import html_table
-from schemalab.table import TableLike
 
 #: field rows per page of the lineage view
 PAGE_ROWS = 40
@@ -310,7 +310,8 @@ class TimeTravelView(ReadableWidget, W.VBox):
             self.result.value = progress_html("reading on Spark")
             df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
             text = preview_html(df)
-            text += self.table.explain_read(self.snapshot.value, self.schema.value)._repr_html_()
+            text += explanation_html(
+                self.table.explain_read(self.snapshot.value, self.schema.value))
             self.result.value = text
         guarded(self.error)(run)
         if self.error.value:

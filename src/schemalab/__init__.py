@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# The notebook and text forms of the values (schemas, histories, explanations) live at the
+# edge, in render/, and are attached to their classes here, whichever module a user imports.
+import schemalab.render.attach  # noqa: F401
 from schemalab.errors import (
     CommitConflictError,
     CorruptFileError,

@@ -10,7 +10,8 @@
     schemalab compact TABLE_PATH [--partitions 'p=1;p=2'] [--order-by a,b]
                                                              rewrite files into the current schema
 
-Errors print as one clear message (exit status 1), never as a traceback.
+Errors print as one clear message, then ``rule: <id>`` (an id of ``schemalab.rules``), exit
+status 1, never as a traceback.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from schemalab.errors import SchemaLabError
 MAX_ROWS = 1000
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="schemalab",
         description="Explore and teach table schema evolution on Paimon-format tables.")
@@ -83,21 +84,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_compact.add_argument("--order-by", metavar="COLUMNS",
                            help="sort an unaware-bucket append table by these columns "
                                 "(order_strategy 'order')")
+    return parser
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
+    commands = {"sql": _sql, "inspect": _inspect, "explain": _explain,
+                "clean-orphans": _clean_orphans, "compact": _compact}
     try:
-        if args.command == "sql":
-            return _sql(args)
-        if args.command == "inspect":
-            return _inspect(args)
-        if args.command == "explain":
-            return _explain(args)
-        if args.command == "clean-orphans":
-            return _clean_orphans(args)
-        if args.command == "compact":
-            return _compact(args)
+        if args.command in commands:
+            return commands[args.command](args)
     except SchemaLabError as e:
         print(f"error: {e}", file=sys.stderr)
+        if e.rule is not None:
+            print(f"rule: {e.rule}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -154,7 +155,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def filtered_json(h: Any, flt: Any) -> dict[str, Any]:
-    """``inspect --json`` narrowed as the text is: the same shape (ARCHITECTURE.md), fewer
+    """``inspect --json`` narrowed as the text is: the same shape as the whole, fewer
     schemas, lineages and snapshots."""
     doc: dict[str, Any] = h.to_json(snapshot_ids=_json_snapshots(h, flt))
     if flt.field is not None:
@@ -249,7 +250,7 @@ def format_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _cell(value: Any) -> str:
-    from schemalab.render.values import value_text
+    from schemalab.explain.values import value_text
 
     return value_text(value, limit=10**6)
 

@@ -33,7 +33,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -224,6 +224,12 @@ def prefetch(paths: list[str]) -> dict[str, bytes]:
     return {p: b for p, b in pairs if b is not None}
 
 
+def filesystem(path: str) -> tuple[pafs.FileSystem, str]:
+    """A remote path's pyarrow file system, and the path within it (``bucket/key``)."""
+    store, p = _store(path)
+    return store.fs, p
+
+
 def _info(path: str) -> Any:
     from pyarrow import fs as pafs
 
@@ -233,27 +239,20 @@ def _info(path: str) -> Any:
 
 
 def exists(path: str) -> bool:
-    if is_local(path):
-        return os.path.exists(path)
-    return _info(path) is not None
+    return os.path.exists(path) if is_local(path) else _info(path) is not None
+
+
+def _is(path: str, kind: str) -> bool:
+    info = _info(path)
+    return info is not None and info.type.name == kind
 
 
 def is_dir(path: str) -> bool:
-    if is_local(path):
-        return os.path.isdir(path)
-    from pyarrow import fs as pafs
-
-    info = _info(path)
-    return info is not None and info.type == pafs.FileType.Directory
+    return os.path.isdir(path) if is_local(path) else _is(path, "Directory")
 
 
 def is_file(path: str) -> bool:
-    if is_local(path):
-        return os.path.isfile(path)
-    from pyarrow import fs as pafs
-
-    info = _info(path)
-    return info is not None and info.type == pafs.FileType.File
+    return os.path.isfile(path) if is_local(path) else _is(path, "File")
 
 
 def size(path: str) -> int:
@@ -386,6 +385,7 @@ def write_new(path: str, data: bytes | str) -> bool:
 def write_replace(path: str, data: bytes | str) -> None:
     """Replace ``path`` atomically (hint files such as ``LATEST``)."""
     payload = _payload(data)
+    before_change(path)
     if not is_local(path):
         check_writable(path)
         store, p = _store(path)
@@ -401,6 +401,16 @@ def write_replace(path: str, data: bytes | str) -> None:
         raise
 
 
+#: called with a file's or directory's path before fileio removes or replaces it (see
+#: schemalab.checkpoint, which keeps what a checkpoint still lists)
+change_guards: list[Callable[[str], None]] = []
+
+
+def before_change(path: str) -> None:
+    for guard in list(change_guards):
+        guard(path)
+
+
 def makedirs(path: str) -> None:
     """Create a directory and its parents; object stores have none to create."""
     if is_local(path):
@@ -409,6 +419,7 @@ def makedirs(path: str) -> None:
 
 def delete(path: str) -> None:
     """Remove a file; a missing one is no error."""
+    before_change(path)
     if is_local(path):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
@@ -420,6 +431,7 @@ def delete(path: str) -> None:
 
 def delete_dir(path: str) -> None:
     """Remove a directory and everything below it; a missing one is no error."""
+    before_change(path)
     if is_local(path):
         import shutil
 
@@ -432,6 +444,7 @@ def delete_dir(path: str) -> None:
 
 def move(src: str, dst: str) -> None:
     """Move a file to a new name in the same store (a copy and a delete on object stores)."""
+    before_change(src)
     if is_local(src):
         os.rename(src, dst)
         return
@@ -468,7 +481,8 @@ def check_writable(path: str) -> None:
 _clients: dict[str, Any] = {}
 
 
-def _s3_client(path: str) -> Any:
+def s3_client(path: str) -> Any:
+    """The boto3 client of the S3 bucket ``path`` lies in, configured as its store."""
     import boto3
 
     auth = _authority(path)
@@ -500,7 +514,7 @@ def _put_if_absent(path: str, payload: bytes) -> bool:
 
     bucket, _, key = path.split("://", 1)[1].partition("/")
     try:
-        _s3_client(path).put_object(Bucket=bucket, Key=key, Body=payload, IfNoneMatch="*")
+        s3_client(path).put_object(Bucket=bucket, Key=key, Body=payload, IfNoneMatch="*")
     except ClientError as e:
         code = str(e.response.get("Error", {}).get("Code", ""))
         status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
@@ -535,16 +549,10 @@ def check_data_file(path: str, expected_size: int | None, *, table: str | None =
     if not path.endswith(".parquet"):
         return  # ORC/Avro data files (Java Paimon) are left to their readers
     try:
-        if is_local(path):
-            with open(path, "rb") as fh:
-                head = fh.read(4)
-                fh.seek(max(0, n - 4))
-                tail = fh.read(4)
-        else:
-            with open_input(path) as fh:
-                head = fh.read(4)
-                fh.seek(max(0, n - 4))
-                tail = fh.read(4)
+        with open(path, "rb") if is_local(path) else open_input(path) as fh:
+            head = fh.read(4)
+            fh.seek(max(0, n - 4))
+            tail = fh.read(4)
     except OSError as e:
         raise CorruptFileError(path, f"data file cannot be read ({e}){where}",
                                table=table) from None

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.checkpoint import Checkpoint, keeper
 from schemalab.errors import (
+    InvalidIdentifierError,
     SchemaLabError,
     SqlError,
     TableExistsError,
@@ -94,6 +96,19 @@ class Warehouse:
     def spark_started(self) -> bool:
         return self._spark is not None
 
+    # ---- checkpoints -----------------------------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        """A token of the warehouse as it is now: its files' names and sizes and its hint
+        files' contents, no copy of any data (see :mod:`schemalab.checkpoint`)."""
+        return keeper(self.path).checkpoint()
+
+    def restore(self, token: Checkpoint) -> None:
+        """Bring the warehouse back to ``token`` exactly: the same files listed, the same
+        reads. Files created since go; files dropped since come back from what was kept
+        of them when they went."""
+        keeper(self.path).restore(token)
+
     # ---- catalog ---------------------------------------------------------------------------
 
     def resolve(self, name: str | TableName) -> tuple[str, str]:
@@ -102,6 +117,9 @@ class Warehouse:
         names that contain dots."""
         if isinstance(name, TableName):
             db, table = name.database or paths.DEFAULT_DATABASE, name.table
+        elif not isinstance(name, str):
+            raise InvalidIdentifierError(f"A table name is a string (or a TableName), not "
+                                         f"{type(name).__name__}", rule="valid-identifier")
         elif "." in name:
             db, table = name.split(".", 1)
         else:
@@ -116,13 +134,13 @@ class Warehouse:
 
     def table(self, name: str | TableName) -> Table:
         db, table = self.resolve(name)
-        path = paths.table_dir(self.path, db, table)
-        if not SchemaManager(path).list_ids():
+        t = Table(paths.table_dir(self.path, db, table), f"{db}.{table}", warehouse=self)
+        if not t.schema_manager.list_ids():  # kept for the table's first call
             near = close_names(f"{db}.{table}", self.list_tables())
             raise TableNotFoundError(f"Table {db}.{table} does not exist in {self.path}."
                                      + (f" Did you mean {near}?" if near else ""),
                                      table=f"{db}.{table}", rule="table-must-exist")
-        return Table(path, f"{db}.{table}", warehouse=self)
+        return t
 
     def has_table(self, name: str | TableName) -> bool:
         try:
@@ -178,6 +196,7 @@ class Warehouse:
         if fileio.is_local(path):
             # Move aside first so no reader ever sees a half-deleted table.
             trash = os.path.join(os.path.dirname(path), f".dropped-{table}-{os.getpid()}")
+            fileio.before_change(path)  # a checkpoint keeps what it lists before it goes
             os.rename(path, trash)
             fileio.delete_dir(trash)
         else:
@@ -201,6 +220,7 @@ class Warehouse:
                 "table and INSERT INTO it from the old one.", table=src.name,
                 rule="rename-needs-local-disk")
         os.makedirs(os.path.dirname(dest), exist_ok=True)
+        fileio.before_change(src.path)  # a checkpoint keeps what it lists before it goes
         os.rename(src.path, dest)
         return Table(dest, f"{db}.{table}", warehouse=self)
 
@@ -237,7 +257,7 @@ class Warehouse:
         """Run one statement value."""
         handler = _HANDLERS.get(type(stmt))
         if handler is None:
-            raise SqlError(f"Unsupported statement: {stmt.text}", rule="supported-statement")
+            raise SqlError(f"Unsupported statement: {stmt.text}", rule="unsupported-statement")
         return handler(self, stmt)
 
     def _create(self, stmt: CreateTable) -> StatementResult:
@@ -335,10 +355,16 @@ class Warehouse:
         mapping: dict[TableName, str] = {}
         for name in tables:
             db, table = self.resolve(name)
-            if not self.has_table(name):
-                continue  # a Spark table or view of the user's; let Spark resolve it
+            try:
+                # one table object per table: it reads each file once
+                df = self.table(name).read()
+            except TableNotFoundError:
+                system = self._system_table(db, table)
+                if system is None:
+                    continue  # a Spark table or view of the user's; let Spark resolve it
+                df = system
             view = _view_name(db, table)
-            self.table(name).read().createOrReplaceTempView(view)
+            df.createOrReplaceTempView(view)
             mapping[name] = view
         try:
             return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
@@ -347,6 +373,18 @@ class Warehouse:
             if error is None:
                 raise
             raise error from None
+
+    def _system_table(self, db: str, table: str) -> DataFrame | None:
+        """``t$snapshots`` and the like: a system table of table ``t`` (Paimon's spelling,
+        ``$`` before the system table's name), or None when ``t`` is no table of ours."""
+        base, sep, suffix = table.rpartition("$")
+        if not sep or not base:
+            return None
+        try:
+            t = self.table(TableName(db, base))
+        except TableNotFoundError:
+            return None
+        return t.system_table(suffix)
 
     def _unresolved_column(self, e: Exception, tables: Sequence[TableName]) -> SqlError | None:
         """Spark's "cannot resolve column" with what our tables' histories know of the name
@@ -359,9 +397,10 @@ class Warehouse:
             return None
         column = m.group(1)
         for name in tables:
-            if not self.has_table(name):
+            try:
+                t = self.table(name)
+            except TableNotFoundError:
                 continue
-            t = self.table(name)
             known = name_history(t.history().lineage, column)
             if known:
                 return SqlError(f"Cannot resolve column `{column}` (Spark's UNRESOLVED_COLUMN): "

@@ -1,2 +1,3 @@
-"""The one read engine both table formats plan into (plan → scan → evolve → merge), and the
-Spark write path of Paimon tables."""
+"""The one read engine both table formats plan into (plan → scan → evolve → deletes →
+merge → execute). It knows no table format: a format package lists its files and plans
+them into a :class:`~schemalab.engine.plan.ReadPlan`."""

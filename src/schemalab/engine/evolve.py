@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.paimon_casts import java_cast
 from schemalab.engine.plan import Constant
 from schemalab.engine.spark_reader import spark_reader_widens, spark_sig
+from schemalab.errors import UnsupportedFeatureError
 from schemalab.types.casts import CastMode, alters_values, cast_kind
 from schemalab.types.model import (
     ArrayType,
@@ -192,5 +193,8 @@ def literal(value: object, t: DataType) -> Column:
     if isinstance(value, Decimal):
         return F.lit(str(value)).cast(spark_type)
     if isinstance(value, dict | list | tuple):
-        raise ValueError(f"nested constants are not supported: {value!r}")
+        raise UnsupportedFeatureError(
+            f"A constant of type {t.sql()} ({value!r}, a default or partition value) is not "
+            "supported: schemalab reads constant values of atomic types only",
+            feature="nested constant")
     return F.lit(value).cast(spark_type)

@@ -59,57 +59,6 @@ def parquet_has_field_ids(path: str) -> bool:
     return bool(schema) and all(_field_id(f) is not None for f in schema)
 
 
-@functools.lru_cache(maxsize=4096)
-def parquet_fields_by_id(path: str) -> dict[int, pa.Field]:
-    """Field id → Arrow field of every field of the file that carries an id, nested ones
-    (struct fields, list elements, map keys and values) included."""
-    import pyarrow as pa
-
-    out: dict[int, pa.Field] = {}
-
-    def visit(f: pa.Field) -> None:
-        fid = _field_id(f)
-        if fid is not None:
-            out[fid] = f
-        t = f.type
-        if pa.types.is_struct(t):
-            for i in range(t.num_fields):
-                visit(t.field(i))
-        elif pa.types.is_map(t):
-            visit(t.key_field)
-            visit(t.item_field)
-        elif pa.types.is_list(t) or pa.types.is_large_list(t):
-            visit(t.value_field)
-
-    for f in parquet_schema(path):
-        visit(f)
-    return out
-
-
-@functools.lru_cache(maxsize=4096)
-def parquet_names(path: str) -> frozenset[str]:
-    """The names of the file's columns at any depth."""
-    import pyarrow as pa
-
-    names: set[str] = set()
-
-    def visit(t: pa.DataType) -> None:
-        if pa.types.is_struct(t):
-            for i in range(t.num_fields):
-                names.add(t.field(i).name)
-                visit(t.field(i).type)
-        elif pa.types.is_map(t):
-            visit(t.key_type)
-            visit(t.item_type)
-        elif pa.types.is_list(t) or pa.types.is_large_list(t):
-            visit(t.value_type)
-
-    for f in parquet_schema(path):
-        names.add(f.name)
-        visit(f.type)
-    return frozenset(names)
-
-
 #: where ORC files written by Iceberg keep a column's field id (a type attribute)
 ORC_ICEBERG_ID = b"iceberg.id"
 

@@ -25,6 +25,7 @@ from schemalab.engine.footer import (
     parquet_int96_columns,
     parquet_schema,
 )
+from schemalab.engine.merge.options import MergeOptions
 from schemalab.engine.spark_reader import same_or_widens, spark_reader_widens, spark_sig
 from schemalab.schema import TableSchema
 from schemalab.types.casts import CastMode, alters_values, cast_kind
@@ -171,8 +172,9 @@ class ReadPlan:
     schemas: dict[int, TableSchema] = field(default_factory=dict)
     #: "paimon" or "iceberg": which rules the casts follow, for explanations
     format: str = "paimon"
-    #: Paimon's merge engine for primary-key tables; None reads every row
-    merge_engine: str | None = None
+    #: how a keyed table merges the rows of one key (the format reads its options); None
+    #: reads every row
+    merge: MergeOptions | None = None
     #: Paimon's deletion-vector mode: a primary-key table's files of level > 0 are read with
     #: their deletion vectors and not merged (level-0 files are not visible yet)
     deletion_vectors: bool = False
@@ -190,10 +192,15 @@ class ReadPlan:
         return [f for g in self.groups for f in g.files]
 
     @property
+    def merge_engine(self) -> str | None:
+        """The merge engine of a keyed table (``merge.engine``), None for an append table."""
+        return None if self.merge is None else self.merge.engine
+
+    @property
     def merges(self) -> bool:
         """Whether the read merges the rows of a key (a primary-key table outside the
         deletion-vector mode), rather than returning every row that is not deleted."""
-        return self.merge_engine is not None and not self.deletion_vectors
+        return self.merge is not None and not self.deletion_vectors
 
 
 @dataclass(frozen=True)
@@ -246,7 +253,7 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
               constant_of: Callable[[DataFile, DataField], Constant | None] | None = None,
               defaults: Mapping[int, Constant] | None = None,
               snapshot_id: int | None = None, format: str = "paimon",
-              merge_engine: str | None = None, deletion_vectors: bool = False,
+              merge: MergeOptions | None = None, deletion_vectors: bool = False,
               equality_deletes: Sequence[EqualityDeletes] = (),
               extra: Sequence[DataField] = (), skipped: Sequence[DataFile] = (),
               ignored_deletes: Sequence[IgnoredDelete] = ()) -> ReadPlan:
@@ -309,7 +316,7 @@ def plan_read(table: str, target: TableSchema, files: Sequence[DataFile],
                   info[k][0][n_target:])
         for k, fs in groups.items())
     return ReadPlan(table, target, mode, plan_groups, snapshot_id, schemas, format,
-                    merge_engine, deletion_vectors, tuple(equality_deletes), tuple(extra),
+                    merge, deletion_vectors, tuple(equality_deletes), tuple(extra),
                     tuple(skipped), tuple(ignored_deletes))
 
 

@@ -31,6 +31,7 @@ from schemalab.engine.deletes import (
     unique_name_scans,
 )
 from schemalab.engine.evolve import evolve, literal
+from schemalab.engine.keyed import SEQUENCE_NUMBER, VALUE_KIND
 from schemalab.engine.plan import (
     ColumnRead,
     DataFile,
@@ -47,7 +48,6 @@ from schemalab.engine.spark_reader import (
     without_ids,
 )
 from schemalab.fileio import spark_uri
-from schemalab.paimon.primary_key import SEQUENCE_NUMBER, VALUE_KIND
 from schemalab.schema import TableSchema
 from schemalab.types.model import BIGINT, TINYINT, DataField, DataType, MapType, TypeRoot
 from schemalab.types.spark import FIELD_ID_KEY, to_spark

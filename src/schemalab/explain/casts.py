@@ -14,12 +14,10 @@ a max above 2147483647 per their stats)"
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
-from schemalab.paimon.manifest import ManifestEntry
-from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import CastMode, cast_kind, java_cast_rule
 from schemalab.types.model import AtomicType, DataType, TypeRoot
 
@@ -127,30 +125,8 @@ def cast_text(source: DataType, target: DataType, mode: CastMode,
     return text
 
 
-class FileStats:
-    """Each live data file's (min, max) per field id, from its manifest entry's value stats,
-    decoded on first use (only files with a cast column are decoded)."""
+class FileStats(Protocol):
+    """Each live data file's (min, max) per field id, from the statistics its format keeps
+    (Paimon: the manifest entry's value stats, :class:`schemalab.paimon.plan.ManifestStats`)."""
 
-    def __init__(self, entries: Iterable[ManifestEntry],
-                 schema_at: Callable[[int], TableSchema]) -> None:
-        self._entries = {e.file.file_name: e for e in entries}
-        self._schema_at = schema_at
-        self._decoded: dict[str, dict[int, tuple[Any, Any]]] = {}
-
-    def range(self, file_name: str, field_id: int) -> FileRange:
-        if file_name not in self._decoded:
-            e = self._entries.get(file_name)
-            self._decoded[file_name] = {} if e is None else self._decode(e)
-        return self._decoded[file_name].get(field_id)
-
-    def _decode(self, e: ManifestEntry) -> dict[int, tuple[Any, Any]]:
-        schema = self._schema_at(e.file.schema_id)
-        cols = e.file.value_stats_cols
-        fields = list(schema.fields) if cols is None else [
-            f for n in cols if (f := schema.field(n)) is not None]
-        try:
-            mins, maxs = e.file.value_stats.decode([f.type for f in fields])
-        except ValueError:  # stats another writer left out or cut: no warning from them
-            return {}
-        return {f.id: (mins[i], maxs[i]) for i, f in enumerate(fields)
-                if i < len(mins) and i < len(maxs)}
+    def range(self, file_name: str, field_id: int) -> FileRange: ...

@@ -9,21 +9,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from schemalab.engine.merge.read import merge_read
-from schemalab.engine.merge.records import versions
-from schemalab.engine.plan import ReadPlan
-from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, quote
-from schemalab.errors import SchemaLabError
-from schemalab.paimon.binaryrow import ROW_KINDS
-from schemalab.paimon.merge_options import (
+from schemalab.engine.keyed import RETRACT, ROW_KINDS
+from schemalab.engine.merge.keyed_read import merge_read
+from schemalab.engine.merge.options import (
     AGGREGATION,
     DEDUPLICATE,
     FIRST_ROW,
     PARTIAL_UPDATE,
     FieldAggregate,
-    merge_options,
 )
-from schemalab.paimon.primary_key import RETRACT
+from schemalab.engine.merge.records import versions
+from schemalab.engine.plan import ReadPlan
+from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, quote
+from schemalab.errors import SchemaLabError
 from schemalab.types.spark import to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -150,7 +148,8 @@ def explain_key(plan: ReadPlan, spark: SparkSession, key: Mapping[str, Any] | Se
 
     target = plan.target
     pk = list(target.primary_keys)
-    if not pk:
+    opts = plan.merge
+    if not pk or opts is None:
         raise SchemaLabError(f"Table {plan.table} has no primary key: every row is read, none "
                              "wins over another.", table=plan.table, rule="primary-key")
     if isinstance(key, Mapping):
@@ -169,7 +168,6 @@ def explain_key(plan: ReadPlan, spark: SparkSession, key: Mapping[str, Any] | Se
                                  f"got {len(values)} values", table=plan.table,
                                  rule="primary-key")
         wanted = dict(zip(pk, values, strict=True))
-    opts = merge_options(target, plan.table)
     rules = tuple((f.name, _function(opts.aggregate_of(f.name))) for f in target.fields
                   if f.name not in pk) if opts.engine == AGGREGATION else ()
     if not any(g.files for g in plan.groups):

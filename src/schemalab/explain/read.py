@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from schemalab import forms
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
+from schemalab.errors import NotFoundError
 from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
-from schemalab.render.html import explanation_html
 from schemalab.types.casts import CastMode
 from schemalab.types.model import TypeRoot
 
@@ -100,7 +101,9 @@ class ReadExplanation:
                 for c in g.columns:
                     if c.column == column:
                         return c
-        raise KeyError(f"no column {column!r} for files of schema {schema_id}")
+        raise NotFoundError(f"Table {self.table}: no column {column!r} for files of schema "
+                            f"{schema_id}", table=self.table, column=column,
+                            rule="column-must-exist")
 
     def text(self) -> str:
         what = (f"no data yet (no snapshot); schema {self.schema_id}" if self.snapshot_id is None
@@ -127,7 +130,7 @@ class ReadExplanation:
         return self.text()
 
     def _repr_html_(self) -> str:
-        return explanation_html(self)
+        return forms.html("read-explanation", self)
 
 
 def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,

@@ -25,13 +25,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from schemalab import forms
 from schemalab.engine.plan import ColumnRead, ReadPlan
 from schemalab.errors import SchemaLabError
 from schemalab.explain.read import ColumnExplanation, explain
+from schemalab.explain.values import value_text
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.history.versions import FieldLineage
-from schemalab.render.values import value_text
 from schemalab.types.model import AtomicType, DataField, RowType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,9 +137,7 @@ class WhyAnswer:
         return self.text()
 
     def _repr_html_(self) -> str:
-        from schemalab.render.why_html import why_html
-
-        return why_html(self)
+        return forms.html("why", self)
 
 
 def _values(values: tuple[tuple[str, int], ...]) -> str:
@@ -280,6 +279,10 @@ def _story(h: TableHistory, lin: FieldLineage | None, column: str) -> list[str]:
             steps.append(f"renamed `{ev.old_name}` → `{ev.name}` in schema {ev.schema_id}")
         elif ev.kind in ("retyped", "nullability_changed"):
             steps.append(f"{ev.old_type} → {ev.type} in schema {ev.schema_id}")
+        elif ev.kind == "default_changed":
+            steps.append(f"default {ev.type} for writes after schema {ev.schema_id}, not "
+                         "for older rows" if ev.type else
+                         f"default dropped in schema {ev.schema_id}")
     out = [f"field {lin.field_id} `{column}`: " + ("; ".join(steps) or "unchanged") + "."]
     for other in lin.name_reused_from:
         o = next((x for x in h.lineage if x.field_id == other), None)
@@ -356,9 +359,9 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    from schemalab.engine.keyed import RETRACT, merge_key_columns
     from schemalab.engine.scan import KIND_COL, SEQ_COL, read_group
     from schemalab.engine.spark_reader import quote
-    from schemalab.paimon.primary_key import RETRACT, merge_key_columns
 
     if not plan.merges:
         frames = [read_group(plan, g, spark, with_file=True) for g in plan.groups if g.files]
@@ -366,10 +369,10 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
         for other in frames[1:]:
             df = df.union(other)
         return df
+    from schemalab.engine.merge.options import DEDUPLICATE
     from schemalab.engine.merge.records import versions
-    from schemalab.paimon.merge_options import DEDUPLICATE, merge_options
 
-    engine = merge_options(plan.target, plan.table).engine
+    engine = plan.merge_engine
     if engine != DEDUPLICATE:
         # a merged row of these engines is assembled from several versions (or kept from the
         # first): no one file holds it, so counting per file schema would tell a wrong story

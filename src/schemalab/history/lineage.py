@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from schemalab.errors import NotFoundError
 from schemalab.history.versions import (
     FieldEvent,
     FieldInfo,
@@ -49,6 +50,9 @@ def field_events(old: SchemaVersion | None, new: SchemaVersion) -> tuple[FieldEv
                 old_type="NULL" if prev.nullable else "NOT NULL"))
         if prev.comment != f.comment:
             events.append(FieldEvent(f.id, new.id, "commented", f.full_name, f.type))
+        if prev.default != f.default:
+            events.append(FieldEvent(f.id, new.id, "default_changed", f.full_name,
+                                     f.default or "", old_type=prev.default))
     events.extend(_moves(old_order, new_order, after, new.id))
     for f in (old.fields if old else ()):
         if f.id not in after:
@@ -183,10 +187,13 @@ def _held_together(runs_a: list[list[Any]], name_a: str, runs_b: list[list[Any]]
                for ra in runs_a for rb in runs_b)
 
 
-def diff(versions: Sequence[SchemaVersion], old_id: int, new_id: int) -> SchemaDiff:
+def diff(versions: Sequence[SchemaVersion], old_id: int, new_id: int, *,
+         table: str | None = None) -> SchemaDiff:
     by_id = {v.id: v for v in versions if v.kind == "schema"}
     if old_id not in by_id or new_id not in by_id:
-        raise KeyError(f"no schema version {old_id if old_id not in by_id else new_id}")
+        missing = old_id if old_id not in by_id else new_id
+        raise NotFoundError(f"Table {table or '?'} has no schema version {missing}",
+                            table=table, rule="schema-must-exist")
     return SchemaDiff(old_id, new_id, field_events(by_id[old_id], by_id[new_id]))
 
 

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemalab import forms
+from schemalab.errors import NotFoundError
 from schemalab.history.lineage import diff
 from schemalab.history.snapshots import SnapshotChange, SnapshotNode
 from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
-from schemalab.render.history_text import history_text
-from schemalab.render.html import render_history_html
 
 TREE_CACHE = 64
 
@@ -88,31 +88,35 @@ class TableHistory:
         return out
 
     def tree_position(self, snapshot_id: int) -> int:
-        """Where snapshot ``snapshot_id`` is in ``snapshots`` (KeyError if it is not)."""
+        """Where snapshot ``snapshot_id`` is in ``snapshots`` (:class:`NotFoundError`, a
+        KeyError, if it is not)."""
         if not self._positions and self.snapshots:
             self._positions.update((s.id, i) for i, s in enumerate(self.snapshots))
         pos = self._positions.get(snapshot_id)
         if pos is None:
-            raise KeyError(f"{self.name} has no snapshot {snapshot_id}")
+            raise NotFoundError(f"Table {self.name} has no snapshot {snapshot_id}",
+                                table=self.name, rule="snapshot-must-exist")
         return pos
 
     def schema(self, schema_id: int) -> SchemaVersion:
         for v in self.schemas:
             if v.id == schema_id:
                 return v
-        raise KeyError(f"{self.name} has no schema {schema_id}")
+        raise NotFoundError(f"Table {self.name} has no schema {schema_id}", table=self.name,
+                            rule="schema-must-exist")
 
     def diff(self, old_id: int, new_id: int) -> SchemaDiff:
-        return diff(self.schemas, old_id, new_id)
+        return diff(self.schemas, old_id, new_id, table=self.name)
 
     def lineage_of(self, field_id: int) -> FieldLineage:
         for lin in self.lineage:
             if lin.field_id == field_id:
                 return lin
-        raise KeyError(f"{self.name} has no field {field_id}")
+        raise NotFoundError(f"Table {self.name} has no field {field_id}", table=self.name,
+                            rule="field-must-exist")
 
     def to_json(self, snapshot_ids: Sequence[int] | None = None) -> dict[str, Any]:
-        """The shape ARCHITECTURE.md fixes for ``schemalab inspect --json`` (of every
+        """The shape of ``schemalab inspect --json`` (the public contract) (of every
         snapshot, or of ``snapshot_ids``)."""
         wanted = None if snapshot_ids is None else set(snapshot_ids)
         return {
@@ -145,10 +149,10 @@ class TableHistory:
 
     def __str__(self) -> str:
         """The whole history as text, as ``schemalab inspect`` prints it."""
-        return history_text(self)
+        return forms.text("history", self)
 
     def _repr_html_(self) -> str:
-        return render_history_html(self)
+        return forms.html("history", self)
 
 
 def _jsonable(value: Any) -> Any:

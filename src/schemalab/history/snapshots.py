@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemalab import forms
+
 
 @dataclass(frozen=True)
 class FileNode:
@@ -86,9 +88,7 @@ class SnapshotNode:
                 f"{files})")
 
     def _repr_html_(self) -> str:
-        from schemalab.render.html import snapshot_html
-
-        return snapshot_html(self)
+        return forms.html("snapshot", self)
 
 
 @dataclass(frozen=True)

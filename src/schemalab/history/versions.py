@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-EventKind = Literal["added", "renamed", "retyped", "nullability_changed", "commented", "moved",
-                    "dropped"]
+from schemalab import forms
+
+EventKind = Literal["added", "renamed", "retyped", "nullability_changed", "commented",
+                    "default_changed", "moved", "dropped"]
 EVENT_KINDS: tuple[EventKind, ...] = ("added", "renamed", "retyped", "nullability_changed",
-                                      "commented", "moved", "dropped")
+                                      "commented", "default_changed", "moved", "dropped")
 
 
 @contextlib.contextmanager
@@ -43,6 +45,9 @@ class FieldInfo:
     path: tuple[str, ...] = ()
     parent_id: int | None = None
     position: int = 0
+    #: the default a writer puts in place of an omitted value (Paimon's defaultValue,
+    #: Iceberg's write-default), as the format's metadata spells it
+    default: str | None = None
 
     @property
     def full_name(self) -> str:
@@ -80,6 +85,11 @@ class FieldEvent:
             return f"{n}: {self.old_type} → {self.type}"
         if self.kind == "commented":
             return f"{n}: comment changed"
+        if self.kind == "default_changed":
+            if not self.type:
+                return f"{n}: default dropped (writes after this version leave it NULL)"
+            return (f"{n}: default {self.type} for writes after this version (rows written "
+                    "before keep their values)")
         if self.kind == "moved":
             return f"{n} moved"
         return f"dropped {n}"
@@ -117,13 +127,11 @@ class SchemaVersion:
                   f"{'' if f.nullable else ' NOT NULL'}" for f in self.fields]
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from schemalab.render.html import version_html
-
-        return version_html(self)
-
     def by_id(self) -> dict[int, FieldInfo]:
         return {f.id: f for f in self.fields}
+
+    def _repr_html_(self) -> str:
+        return forms.html("schema-version", self)
 
 
 @dataclass(frozen=True)
@@ -166,9 +174,7 @@ class FieldLineage:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from schemalab.render.html import lineage_html
-
-        return lineage_html(self)
+        return forms.html("field-lineage", self)
 
 
 @dataclass(frozen=True)

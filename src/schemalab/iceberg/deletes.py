@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab import fileio
+from schemalab.codecs.roaring import RoaringError, read_bitmap64
 from schemalab.engine.plan import IgnoredDelete, IgnoreReason, PositionDeletes
-from schemalab.engine.roaring import RoaringError, read_bitmap64
 from schemalab.errors import CorruptFileError, SchemaLabError
 from schemalab.iceberg.manifests import IcebergManifestEntry
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
 
-    from schemalab.iceberg.table import IcebergDataFile, IcebergTable
+    from schemalab.iceberg.listing import IcebergDataFile, IcebergSource
 
 #: the reserved field ids of a position delete file's columns
 FILE_PATH_ID = 2147483546
@@ -78,14 +78,14 @@ def referenced_file(e: IcebergManifestEntry) -> str | None:
 class DeleteIndex:
     """A snapshot's live delete files, ready to be matched to its data files."""
 
-    table: IcebergTable
+    table: IcebergSource
     vectors: dict[str, list[IcebergDataFile]]
     #: position delete files by the data file they name ("" = any file of their partition)
     positions: dict[str, list[IcebergDataFile]]
     equality: tuple[IcebergDataFile, ...]
 
     @staticmethod
-    def of(table: IcebergTable, deletes: Sequence[IcebergDataFile]) -> DeleteIndex:
+    def of(table: IcebergSource, deletes: Sequence[IcebergDataFile]) -> DeleteIndex:
         vectors: dict[str, list[IcebergDataFile]] = {}
         positions: dict[str, list[IcebergDataFile]] = {}
         equality = []
@@ -174,7 +174,7 @@ class DeleteIndex:
                      or scope(e.entry) in parts)]
 
 
-def equality_scope(table: IcebergTable, e: IcebergManifestEntry) -> str | None:
+def equality_scope(table: IcebergSource, e: IcebergManifestEntry) -> str | None:
     """An equality delete's scope: its partition, or None (every partition) when its spec is
     unpartitioned."""
     spec = table.metadata.spec(e.spec_id)

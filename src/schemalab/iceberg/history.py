@@ -6,20 +6,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schemalab import fileio
-from schemalab.errors import (
-    SchemaLabError,
-)
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
-from schemalab.history.snapshots import (
-    SnapshotNode,
-)
+from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
 from schemalab.history.versions import FieldInfo, SchemaVersion
-from schemalab.iceberg.metadata import IcebergSnapshot, load_json
+from schemalab.iceberg.deletes import referenced_file
+from schemalab.iceberg.listing import IcebergSource, MetadataInfo
+from schemalab.iceberg.manifests import IcebergManifestEntry, decode_bound
+from schemalab.iceberg.metadata import IcebergSchema, IcebergSnapshot
 from schemalab.iceberg.types import (
     IcebergListType,
     IcebergMapType,
@@ -28,59 +25,6 @@ from schemalab.iceberg.types import (
     IcebergType,
     lineage_type_text,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.iceberg.table import IcebergTable
-
-
-@dataclass(frozen=True)
-class MetadataInfo:
-    """What the history needs from one metadata file of the table's past."""
-
-    updated_ms: int
-    schema_ids: tuple[int, ...]
-    current_schema_id: int | None
-    spec_ids: tuple[int, ...]
-    order_ids: tuple[int, ...]
-    current_snapshot_id: int | None
-    #: the table's first metadata file (an empty metadata-log)
-    is_first: bool
-
-
-def _light_info(d: Mapping[str, Any]) -> MetadataInfo:
-    def ids(key: str, id_key: str) -> tuple[int, ...]:
-        return tuple(int(x[id_key]) for x in d.get(key) or () if isinstance(x, dict)
-                     and isinstance(x.get(id_key), int))
-
-    schema_ids = ids("schemas", "schema-id") or ((0,) if "schema" in d else ())
-    cur = d.get("current-schema-id", 0 if "schema" in d else None)
-    snap = d.get("current-snapshot-id")
-    return MetadataInfo(int(d.get("last-updated-ms") or 0), schema_ids,
-                         cur if isinstance(cur, int) else None,
-                         ids("partition-specs", "spec-id") or (0,),
-                         ids("sort-orders", "order-id") or (0,),
-                         snap if isinstance(snap, int) and snap >= 0 else None,
-                         not d.get("metadata-log"))
-
-
-def metadata_timeline(table: IcebergTable) -> list[MetadataInfo]:
-    """The table's metadata files still on disk, oldest first, current last. The
-    metadata-log names the previous files (Iceberg keeps the last 100 by default); missing
-    or unreadable ones are skipped."""
-    out = []
-    for _, uri in table.metadata.metadata_log:
-        p = table.resolve(uri)
-        try:
-            d = load_json(p)
-        except SchemaLabError:
-            continue
-        if isinstance(d, dict):
-            out.append(_light_info(d))
-    try:
-        out.append(_light_info(load_json(table.metadata_file)))
-    except SchemaLabError:  # pragma: no cover - it was just parsed
-        pass
-    return out
 
 
 def _first_seen(timeline: Sequence[MetadataInfo], attr: str) -> dict[int, int]:
@@ -112,7 +56,7 @@ def transform_label(transform: str, sources: Sequence[str]) -> str:
     return f"{transform}({src})"
 
 
-def _source_name(table: IcebergTable, fid: int) -> str:
+def _source_name(table: IcebergSource, fid: int) -> str:
     name = table.schema.full_name(fid)
     if name:
         return name
@@ -153,7 +97,7 @@ def _child_infos(t: IcebergType, path: tuple[str, ...], parent: int) -> list[Fie
     return out
 
 
-def snapshot_node(table: IcebergTable, s: IcebergSnapshot) -> SnapshotNode:
+def snapshot_node(table: IcebergSource, s: IcebergSnapshot) -> SnapshotNode:
     total = str(s.summary.get("total-records", ""))
     summary: dict[str, Any] = dict(s.summary)
     summary["sequence-number"] = s.sequence_number
@@ -183,7 +127,7 @@ def record_count_text(summary: Mapping[str, Any]) -> str:
     return f"total-records: rows in the data files, before deletes{more}"
 
 
-def iceberg_history(table: IcebergTable) -> TableHistory:
+def iceberg_history(table: IcebergSource) -> TableHistory:
     """The table's past in schemalab's format-neutral model.
 
     - ``schemas``: every schema in ``schemas``, ordered by id, each with the time it first
@@ -200,7 +144,7 @@ def iceberg_history(table: IcebergTable) -> TableHistory:
     - ``snapshots``: without trees; ``tree_loader`` reads a snapshot's manifests on demand.
     """
     md = table.metadata
-    timeline = table._timeline
+    timeline = table.timeline
     seen_schema = _first_seen(timeline, "schema_ids")
     by_snapshot: dict[int, int] = {}
     for snap in sorted(md.snapshots, key=lambda x: x.timestamp_ms):
@@ -257,7 +201,7 @@ def iceberg_history(table: IcebergTable) -> TableHistory:
         tree_loader=lambda sid: _history_tree(table, sid))
 
 
-def _history_tree(table: IcebergTable, snapshot_id: int) -> SnapshotNode:
+def _history_tree(table: IcebergSource, snapshot_id: int) -> SnapshotNode:
     """A snapshot's tree for the explorer. A manifest list that is not on this machine (an
     s3:// table seen through its metadata file alone, or an expired file) gives the snapshot
     without a tree and ``summary["tree_error"]`` saying why, so the rest of the history still
@@ -270,5 +214,67 @@ def _history_tree(table: IcebergTable, snapshot_id: int) -> SnapshotNode:
         summary = {**base.summary,
                    "tree_error": f"manifest list {snap.manifest_list} is not on this machine"}
         return dataclasses.replace(base, summary=summary)
-    return table.snapshot_tree(snapshot_id)
+    return snapshot_tree(table, snapshot_id)
 
+
+def snapshot_tree(table: IcebergSource, snapshot_id: int) -> SnapshotNode:
+    """Snapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
+    DELETED), with partitions and column bounds decoded and shown under today's names."""
+    snap = table.snapshot(snapshot_id)
+    current = table.schema
+    manifests = []
+    live: list[FileNode] = []
+    for mf in table.manifest_files(snap):
+        m = table.manifest(mf)
+        nodes = tuple(_file_node(table, e, current, m.schema_id) for e in m.entries)
+        live.extend(n for n, e in zip(nodes, m.entries, strict=True)
+                    if e.live and mf.content == 0 and e.content == 0)
+        manifests.append(ManifestNode(
+            table.relpath(mf.path),
+            mf.added_files if mf.added_files is not None
+            else sum(e.status == 1 for e in m.entries),
+            mf.deleted_files if mf.deleted_files is not None
+            else sum(e.status == 2 for e in m.entries),
+            m.schema_id, nodes))
+    if snap.manifest_list is not None:
+        lists = (ManifestListNode("manifest-list", table.relpath(snap.manifest_list),
+                                  tuple(manifests)),)
+    else:
+        lists = (ManifestListNode("manifests", "(listed in the metadata file)",
+                                  tuple(manifests)),)
+    return dataclasses.replace(snapshot_node(table, snap), lists=lists, live_files=tuple(live))
+
+
+def _file_node(table: IcebergSource, e: IcebergManifestEntry, current: IcebergSchema,
+               manifest_schema_id: int | None) -> FileNode:
+    schema_id = table.written_schema_id(e, manifest_schema_id)
+    spec = table.metadata.spec(e.spec_id)
+    names = {pf.field_id: pf.name for pf in spec.fields} if spec else {}
+    partition = {names.get(fid, e.partition_names.get(fid, str(fid))): v
+                 for fid, v in e.partition.items()}
+    stats: dict[str, tuple[Any, Any, int | None]] = {}
+    for fid in sorted(set(e.lower_bounds) | set(e.upper_bounds) | set(e.null_counts)):
+        name, t = _field_name_type(table, fid, current)
+        lo, hi = e.lower_bounds.get(fid), e.upper_bounds.get(fid)
+        stats[name] = (None if lo is None or t is None else decode_bound(lo, t),
+                       None if hi is None or t is None else decode_bound(hi, t),
+                       e.null_counts.get(fid))
+    kind = e.status_name if e.content == 0 else f"{e.status_name} {e.content_name}"
+    target = None if e.content != 1 else referenced_file(e)
+    return FileNode(path=table.relpath(e.file_path), kind=kind, schema_id=schema_id,
+                    row_count=e.record_count, partition=partition, file_size=e.file_size,
+                    stats=stats, min_sequence_number=e.sequence_number,
+                    max_sequence_number=e.sequence_number,
+                    target=None if target is None else table.relpath(target))
+
+
+def _field_name_type(table: IcebergSource, fid: int,
+                     current: IcebergSchema) -> tuple[str, IcebergType | None]:
+    f = current.find(fid)
+    if f is not None:
+        return current.full_name(fid) or str(fid), f.type
+    for s in sorted(table.metadata.schemas, key=lambda s: -s.schema_id):
+        f = s.find(fid)
+        if f is not None:
+            return f"{s.full_name(fid)} (dropped)", f.type
+    return f"field {fid}", None

@@ -8,8 +8,8 @@ import json
 import struct
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, field
+from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import (
@@ -44,6 +44,28 @@ class IcebergManifestFile:
     added_rows: int | None
     existing_rows: int | None
     deleted_rows: int | None
+    #: per partition field of the manifest's spec, in spec order (507); None if not written
+    partitions: tuple[PartitionFieldSummary, ...] | None = None
+    #: v3: the first row id of the manifest's data files (520), for inheritance
+    first_row_id: int | None = None
+
+
+@dataclass(frozen=True)
+class PartitionFieldSummary:
+    """A manifest list's summary of one partition field over the manifest's files."""
+
+    contains_null: bool
+    contains_nan: bool | None
+    lower_bound: bytes | None
+    upper_bound: bytes | None
+
+
+#: data_file fields kept raw (None where the writer left them out), by field id, for the
+#: engines' ``files`` metadata table: column_sizes, value_counts, null_value_counts,
+#: nan_value_counts, lower_bounds, upper_bounds (as maps), key_metadata, split_offsets,
+#: equality_ids, sort_order_id, first_row_id
+RAW_FILE_FIELDS = (108, 109, 110, 137, 125, 128, 131, 132, 135, 140, 142)
+_MAP_FIELDS = frozenset({108, 109, 110, 137, 125, 128})
 
 
 @dataclass(frozen=True)
@@ -74,6 +96,8 @@ class IcebergManifestEntry:
     #: deletion vectors: where the blob lies in its Puffin file (144, 145)
     content_offset: int | None = None
     content_size: int | None = None
+    #: :data:`RAW_FILE_FIELDS` as written: maps as dicts, None where absent or null
+    raw: Mapping[int, Any] = field(default_factory=dict)
 
     @property
     def status_name(self) -> str:
@@ -158,7 +182,28 @@ def read_iceberg_manifest_list(path: str) -> list[IcebergManifestFile]:
             path=g(500), length=int(g(501, 0)), spec_id=int(g(502, 0)), content=int(g(517, 0)),
             sequence_number=int(g(515, 0)), min_sequence_number=int(g(516, 0)),
             added_snapshot_id=g(503), added_files=g(504), existing_files=g(505),
-            deleted_files=g(506), added_rows=g(512), existing_rows=g(513), deleted_rows=g(514)))
+            deleted_files=g(506), added_rows=g(512), existing_rows=g(513), deleted_rows=g(514),
+            partitions=_summaries(g(507), ids.get(507)), first_row_id=g(520)))
+    return out
+
+
+def _summaries(value: Any, avro_field: tuple[str, Any] | None
+               ) -> tuple[PartitionFieldSummary, ...] | None:
+    """The partition field summaries (507) of one manifest list entry, read by field id."""
+    if value is None or avro_field is None:
+        return None
+    element = avro_field[1].get("items") if isinstance(avro_field[1], dict) else None
+    ids = _ids(element)
+    return tuple(PartitionFieldSummary(
+        contains_null=bool(_by_id(rec, ids, 509, False)), contains_nan=_by_id(rec, ids, 518),
+        lower_bound=_by_id(rec, ids, 510), upper_bound=_by_id(rec, ids, 511)) for rec in value)
+
+
+def _raw_fields(d: Mapping[str, Any], df_ids: Mapping[int, tuple[str, Any]]) -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for fid in RAW_FILE_FIELDS:
+        value = _by_id(d, df_ids, fid)
+        out[fid] = None if value is None else _pairs(value) if fid in _MAP_FIELDS else value
     return out
 
 
@@ -210,7 +255,8 @@ def read_iceberg_manifest(path: str, mf: IcebergManifestFile) -> IcebergManifest
             upper_bounds=_pairs(_by_id(d, df_ids, 128)),
             referenced_data_file=_by_id(d, df_ids, 143),
             equality_ids=tuple(int(i) for i in _by_id(d, df_ids, 135, ()) or ()),
-            content_offset=_by_id(d, df_ids, 144), content_size=_by_id(d, df_ids, 145)))
+            content_offset=_by_id(d, df_ids, 144), content_size=_by_id(d, df_ids, 145),
+            raw=_raw_fields(d, df_ids)))
     return IcebergManifest(mf, schema_id, tuple(entries))
 
 
@@ -229,6 +275,15 @@ def _partition_names_by_position(record_schema: Any, meta: Mapping[str, str]) ->
     return dict(zip(ids, names, strict=True))
 
 
+#: wide enough for any decimal(38, s): Python's default context keeps only 28 digits
+_EXACT = Context(prec=100)
+
+
+def unscaled_decimal(unscaled: int, scale: int) -> Decimal:
+    """The decimal ``unscaled × 10^-scale``, every digit kept."""
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
+
+
 def decode_bound(raw: bytes, t: IcebergType) -> Any:
     """A lower/upper bound from Iceberg's binary single-value serialization (spec,
     Appendix D). Bounds written before a type promotion keep their old width, so int/long,
@@ -239,6 +294,9 @@ def decode_bound(raw: bytes, t: IcebergType) -> Any:
         Decimal('4.50')
         >>> decode_bound(bytes.fromhex("03000000"), parse_iceberg_type("long"))
         3
+        >>> decode_bound((12345678901234567890123456780123456789).to_bytes(16, "big"),
+        ...              parse_iceberg_type("decimal(38, 10)"))
+        Decimal('1234567890123456789012345678.0123456789')
     """
     if not isinstance(t, IcebergPrimitiveType):
         return raw
@@ -250,7 +308,7 @@ def decode_bound(raw: bytes, t: IcebergType) -> Any:
     if k in ("float", "double"):
         return struct.unpack("<f" if n == 4 else "<d", raw)[0]
     if k == "decimal":
-        return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-(t.scale or 0))
+        return unscaled_decimal(int.from_bytes(raw, "big", signed=True), t.scale or 0)
     if k == "date" or (k.startswith("timestamp") and n == 4):  # v3 date → timestamp
         return dt.date(1970, 1, 1) + dt.timedelta(days=int.from_bytes(raw, "little",
                                                                        signed=True))

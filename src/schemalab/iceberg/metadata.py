@@ -264,119 +264,63 @@ def parse_table_metadata(data: Any, path: str) -> TableMetadata:
                                      f"{e})") from None
 
 
-def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
-    def bad(what: str) -> CorruptFileError:
-        return CorruptFileError(path, what)
+class _Doc:
+    """One metadata file's JSON object, with the checks every section uses."""
 
-    if not isinstance(d, dict):
-        raise bad(f"table metadata must be a JSON object, not {json_kind(d)}")
-    if any(k in d for k in _VIEW_KEYS) and "table-uuid" not in d:
-        raise bad("this is Iceberg VIEW metadata, not a table")
-    if "format-version" not in d:
-        raise bad("missing 'format-version'")
-    v = d["format-version"]
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise bad(f"'format-version' must be an integer, not {json_kind(v)}")
-    if v not in SUPPORTED_VERSIONS:
-        raise UnsupportedVersionError(
-            path, f"format-version {v} is not supported "
-                  f"({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]})")
-    required = _REQUIRED[v]
+    def __init__(self, d: dict[str, Any], path: str, version: int) -> None:
+        self.d, self.path, self.v = d, path, version
+        self.required = _REQUIRED[version]
 
-    def require(*keys: str) -> None:
+    def bad(self, what: str) -> CorruptFileError:
+        return CorruptFileError(self.path, what)
+
+    def require(self, *keys: str) -> None:
         # Checked section by section in the spec's order, each section's own consistency
         # right after it (as Java's parser does): a file whose current schema is missing
         # and which also lacks last-partition-id is reported for the schema.
         for key in keys:
-            if key not in required or key in d:
+            if key not in self.required or key in self.d:
                 continue
-            successors = _V1_SUCCESSORS.get(key) if v == 1 else None
-            if successors and all(s in d for s in successors):
+            successors = _V1_SUCCESSORS.get(key) if self.v == 1 else None
+            if successors and all(s in self.d for s in successors):
                 continue
-            raise bad(f"missing '{key}' (required in v{v})")
+            raise self.bad(f"missing '{key}' (required in v{self.v})")
 
-    require("format-version", "table-uuid", "location", "last-sequence-number",
-            "last-updated-ms", "last-column-id")
-
-    def get(key: str, kind: type, default: Any = None) -> Any:
-        if key not in d or d[key] is None:
+    def get(self, key: str, kind: type, default: Any = None) -> Any:
+        if key not in self.d or self.d[key] is None:
             return default
-        val = d[key]
+        val = self.d[key]
         if not isinstance(val, kind) or (kind is int and isinstance(val, bool)):
             want = {int: "an integer", str: "a string", list: "a list",
                     dict: "an object"}.get(kind, kind.__name__)
-            raise bad(f"'{key}' must be {want}, not {json_kind(val)}")
+            raise self.bad(f"'{key}' must be {want}, not {json_kind(val)}")
         return val
 
-    location = get("location", str)
-    # --- schemas ---------------------------------------------------------------------------
-    require("schema", "schemas", "current-schema-id")
-    schemas: list[IcebergSchema] = []
-    if "schemas" in d:
-        for i, s in enumerate(get("schemas", list)):
-            schemas.append(_parse_schema(s, v, f"schemas[{i}]", require_id=v >= 2))
-        current_schema_id = get("current-schema-id", int)
-        if current_schema_id is None:  # v1 with `schemas` but only `schema` marking current
-            current_schema_id = _parse_schema(d["schema"], v, "schema").schema_id
-    else:
-        s = _parse_schema(d["schema"], v, "schema")
-        schemas.append(s)
-        current_schema_id = s.schema_id
-    seen: set[int] = set()
-    for s in schemas:
-        if s.schema_id in seen:
-            raise bad(f"schema id {s.schema_id} appears twice in 'schemas'")
-        seen.add(s.schema_id)
-    if current_schema_id not in seen:
-        raise bad(f"current-schema-id {current_schema_id} is not among the schemas")
-    # --- partition specs -------------------------------------------------------------------
-    require("partition-spec", "partition-specs", "default-spec-id", "last-partition-id")
-    specs: list[PartitionSpec] = []
-    if "partition-specs" in d:
-        for i, sp in enumerate(get("partition-specs", list)):
-            if not isinstance(sp, dict):
-                raise bad(f"partition-specs[{i}] must be an object")
-            for k in ("spec-id", "fields"):
-                if k not in sp:
-                    raise bad(f"partition-specs[{i}]: missing '{k}'")
-            specs.append(PartitionSpec(
-                json_int(sp["spec-id"], f"partition-specs[{i}] 'spec-id'"),
-                _parse_partition_fields(sp["fields"], v, f"partition-specs[{i}]")))
-        default_spec_id = get("default-spec-id", int)
-        if default_spec_id is None:
-            default_spec_id = max((s.spec_id for s in specs), default=0)
-    else:
-        specs.append(PartitionSpec(0, _parse_partition_fields(d["partition-spec"], v,
-                                                               "partition-spec")))
-        default_spec_id = 0
-    if default_spec_id not in {s.spec_id for s in specs}:
-        raise bad(f"default-spec-id {default_spec_id} is not among the partition-specs")
-    # --- sort orders -----------------------------------------------------------------------
-    require("sort-orders", "default-sort-order-id")
-    orders: list[SortOrder] = []
-    for i, so in enumerate(get("sort-orders", list, [])):
-        if not isinstance(so, dict):
-            raise bad(f"sort-orders[{i}] must be an object")
-        for k in ("order-id", "fields"):
-            if k not in so:
-                raise bad(f"sort-orders[{i}]: missing '{k}'")
-        orders.append(SortOrder(json_int(so["order-id"], f"sort-orders[{i}] 'order-id'"),
-                                _parse_sort_fields(so["fields"], v, f"sort-orders[{i}]")))
-    default_order = get("default-sort-order-id", int, 0)
-    if not any(o.order_id == 0 for o in orders):
-        # order 0 is "unsorted" and always exists (a v1 table may omit sort-orders)
-        orders.insert(0, SortOrder(0, ()))
-    if default_order not in {o.order_id for o in orders}:
-        raise bad(f"default-sort-order-id {default_order} is not among the sort-orders")
-    require(*required)  # whatever the sections above did not cover (v3's next-row-id)
-    # --- snapshots -------------------------------------------------------------------------
-    snapshots = [_parse_snapshot(s, v, i, bad) for i, s in enumerate(get("snapshots", list, []))]
-    current_snapshot_id = get("current-snapshot-id", int)
-    if current_snapshot_id is not None and current_snapshot_id < 0:
-        current_snapshot_id = None  # Java writes -1 for "no snapshot yet"
-    if current_snapshot_id is not None and not any(
-            s.snapshot_id == current_snapshot_id for s in snapshots):
-        raise bad(f"current-snapshot-id {current_snapshot_id} is not among the snapshots")
+
+def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
+    if not isinstance(d, dict):
+        raise CorruptFileError(path, f"table metadata must be a JSON object, not {json_kind(d)}")
+    if any(k in d for k in _VIEW_KEYS) and "table-uuid" not in d:
+        raise CorruptFileError(path, "this is Iceberg VIEW metadata, not a table")
+    if "format-version" not in d:
+        raise CorruptFileError(path, "missing 'format-version'")
+    v = d["format-version"]
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise CorruptFileError(path, f"'format-version' must be an integer, not {json_kind(v)}")
+    if v not in SUPPORTED_VERSIONS:
+        raise UnsupportedVersionError(
+            path, f"format-version {v} is not supported "
+                  f"({SUPPORTED_VERSIONS[0]}-{SUPPORTED_VERSIONS[-1]})")
+    doc = _Doc(d, path, v)
+    doc.require("format-version", "table-uuid", "location", "last-sequence-number",
+                "last-updated-ms", "last-column-id")
+    location = doc.get("location", str)
+    schemas, current_schema_id = _schemas_of(doc)
+    specs, default_spec_id = _specs_of(doc)
+    orders, default_order = _orders_of(doc)
+    doc.require(*doc.required)  # whatever the sections above did not cover (v3's next-row-id)
+    snapshots, current_snapshot_id = _snapshots_of(doc)
+    get = doc.get
     snapshot_log = tuple((int(e["snapshot-id"]), int(e["timestamp-ms"]))
                          for e in get("snapshot-log", list, [])
                          if isinstance(e, dict) and "snapshot-id" in e and "timestamp-ms" in e)
@@ -397,6 +341,88 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
         properties=properties, current_snapshot_id=current_snapshot_id,
         snapshots=tuple(snapshots), snapshot_log=snapshot_log, metadata_log=metadata_log,
         refs=refs, next_row_id=get("next-row-id", int))
+
+
+def _schemas_of(doc: _Doc) -> tuple[list[IcebergSchema], int]:
+    d, v = doc.d, doc.v
+    doc.require("schema", "schemas", "current-schema-id")
+    schemas: list[IcebergSchema] = []
+    if "schemas" in d:
+        for i, s in enumerate(doc.get("schemas", list)):
+            schemas.append(_parse_schema(s, v, f"schemas[{i}]", require_id=v >= 2))
+        current_schema_id = doc.get("current-schema-id", int)
+        if current_schema_id is None:  # v1 with `schemas` but only `schema` marking current
+            current_schema_id = _parse_schema(d["schema"], v, "schema").schema_id
+    else:
+        s = _parse_schema(d["schema"], v, "schema")
+        schemas.append(s)
+        current_schema_id = s.schema_id
+    seen: set[int] = set()
+    for s in schemas:
+        if s.schema_id in seen:
+            raise doc.bad(f"schema id {s.schema_id} appears twice in 'schemas'")
+        seen.add(s.schema_id)
+    if current_schema_id not in seen:
+        raise doc.bad(f"current-schema-id {current_schema_id} is not among the schemas")
+    return schemas, current_schema_id
+
+
+def _specs_of(doc: _Doc) -> tuple[list[PartitionSpec], int]:
+    d, v = doc.d, doc.v
+    doc.require("partition-spec", "partition-specs", "default-spec-id", "last-partition-id")
+    specs: list[PartitionSpec] = []
+    if "partition-specs" in d:
+        for i, sp in enumerate(doc.get("partition-specs", list)):
+            if not isinstance(sp, dict):
+                raise doc.bad(f"partition-specs[{i}] must be an object")
+            for k in ("spec-id", "fields"):
+                if k not in sp:
+                    raise doc.bad(f"partition-specs[{i}]: missing '{k}'")
+            specs.append(PartitionSpec(
+                json_int(sp["spec-id"], f"partition-specs[{i}] 'spec-id'"),
+                _parse_partition_fields(sp["fields"], v, f"partition-specs[{i}]")))
+        default_spec_id = doc.get("default-spec-id", int)
+        if default_spec_id is None:
+            default_spec_id = max((s.spec_id for s in specs), default=0)
+    else:
+        specs.append(PartitionSpec(0, _parse_partition_fields(d["partition-spec"], v,
+                                                               "partition-spec")))
+        default_spec_id = 0
+    if default_spec_id not in {s.spec_id for s in specs}:
+        raise doc.bad(f"default-spec-id {default_spec_id} is not among the partition-specs")
+    return specs, default_spec_id
+
+
+def _orders_of(doc: _Doc) -> tuple[list[SortOrder], int]:
+    doc.require("sort-orders", "default-sort-order-id")
+    orders: list[SortOrder] = []
+    for i, so in enumerate(doc.get("sort-orders", list, [])):
+        if not isinstance(so, dict):
+            raise doc.bad(f"sort-orders[{i}] must be an object")
+        for k in ("order-id", "fields"):
+            if k not in so:
+                raise doc.bad(f"sort-orders[{i}]: missing '{k}'")
+        orders.append(SortOrder(json_int(so["order-id"], f"sort-orders[{i}] 'order-id'"),
+                                _parse_sort_fields(so["fields"], doc.v, f"sort-orders[{i}]")))
+    default_order = doc.get("default-sort-order-id", int, 0)
+    if not any(o.order_id == 0 for o in orders):
+        # order 0 is "unsorted" and always exists (a v1 table may omit sort-orders)
+        orders.insert(0, SortOrder(0, ()))
+    if default_order not in {o.order_id for o in orders}:
+        raise doc.bad(f"default-sort-order-id {default_order} is not among the sort-orders")
+    return orders, default_order
+
+
+def _snapshots_of(doc: _Doc) -> tuple[list[IcebergSnapshot], int | None]:
+    snapshots = [_parse_snapshot(s, doc.v, i, doc.bad)
+                 for i, s in enumerate(doc.get("snapshots", list, []))]
+    current_snapshot_id = doc.get("current-snapshot-id", int)
+    if current_snapshot_id is not None and current_snapshot_id < 0:
+        current_snapshot_id = None  # Java writes -1 for "no snapshot yet"
+    if current_snapshot_id is not None and not any(
+            s.snapshot_id == current_snapshot_id for s in snapshots):
+        raise doc.bad(f"current-snapshot-id {current_snapshot_id} is not among the snapshots")
+    return snapshots, current_snapshot_id
 
 
 def _parse_schema(node: Any, version: int, where: str, *,

@@ -54,7 +54,7 @@ from schemalab.types.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.iceberg.table import IcebergDataFile, IcebergTable
+    from schemalab.iceberg.listing import IcebergDataFile, IcebergSource
 
 NAME_MAPPING = "schema.name-mapping.default"
 FORMATS: tuple[FileFormat, ...] = ("parquet", "orc", "avro")
@@ -74,7 +74,7 @@ def _data_field(f: IcebergNestedField, name: str | None = None) -> DataField:
     return DataField(f.id, name or f.name, AtomicType(TypeRoot.NULL) if t is None else t, f.doc)
 
 
-def plan_iceberg_read(table: IcebergTable, target: IcebergSchema,
+def plan_iceberg_read(table: IcebergSource, target: IcebergSchema,
                       files: Sequence[IcebergDataFile], snapshot_id: int | None = None, *,
                       deletes: Sequence[IcebergDataFile] = ()) -> ReadPlan:
     """The engine plan of a read of ``files`` in schema ``target``, without the rows the
@@ -130,7 +130,7 @@ def _format(df: IcebergDataFile) -> FileFormat:
     return fmt if fmt in FORMATS else "parquet"  # type: ignore[return-value]
 
 
-def file_source(table: IcebergTable, schema_id: int, path: str, fields: tuple[FileField, ...],
+def file_source(table: IcebergSource, schema_id: int, path: str, fields: tuple[FileField, ...],
                 mapping: Mapping[int, tuple[str, ...]] | None) -> TableSchema:
     """The schema the columns of data file ``path`` (whose footer holds ``fields``) are read
     by: schema ``schema_id`` it was written under, as far as the file holds its fields (by
@@ -148,7 +148,7 @@ def file_source(table: IcebergTable, schema_id: int, path: str, fields: tuple[Fi
     return replace(written, fields=_mapped(written.fields, fields, mapping))
 
 
-def _name_mapping(table: IcebergTable) -> dict[int, tuple[str, ...]] | None:
+def _name_mapping(table: IcebergSource) -> dict[int, tuple[str, ...]] | None:
     """Field id → the names a file without ids may give it (spec Appendix C), from the
     table's ``schema.name-mapping.default``; None when the table has none."""
     raw = table.metadata.properties.get(NAME_MAPPING)
@@ -198,7 +198,7 @@ def _mapped_type(t: DataType, children: tuple[FileField, ...],
     return t
 
 
-def _equality_fields(table: IcebergTable, target: IcebergSchema,
+def _equality_fields(table: IcebergSource, target: IcebergSchema,
                      equality: Sequence[IcebergDataFile]) -> list[DataField]:
     """The equality delete fields the read target lacks at its top level (dropped since, or
     a time travel's older schema): read beside it as ``__sl_eq_<id>``."""
@@ -207,7 +207,7 @@ def _equality_fields(table: IcebergTable, target: IcebergSchema,
     return [_data_field(_newest_top_level(table, i, equality), extra_name(i)) for i in ids]
 
 
-def _equality_schema(table: IcebergTable, ids: Sequence[int]) -> IcebergSchema:
+def _equality_schema(table: IcebergSource, ids: Sequence[int]) -> IcebergSchema:
     """The columns an equality delete file is read into: each field under its newest type,
     named ``__sl_eq_<id>``."""
     fields = tuple(replace(_newest_top_level(table, i, ()), name=extra_name(i),
@@ -215,7 +215,7 @@ def _equality_schema(table: IcebergTable, ids: Sequence[int]) -> IcebergSchema:
     return IcebergSchema(-1, fields)
 
 
-def _newest_field(table: IcebergTable, field_id: int) -> IcebergNestedField | None:
+def _newest_field(table: IcebergSource, field_id: int) -> IcebergNestedField | None:
     for s in sorted(table.schemas, key=lambda s: -s.schema_id):
         f = s.find(field_id)
         if f is not None:
@@ -223,7 +223,7 @@ def _newest_field(table: IcebergTable, field_id: int) -> IcebergNestedField | No
     return None
 
 
-def _newest_top_level(table: IcebergTable, field_id: int,
+def _newest_top_level(table: IcebergSource, field_id: int,
                       equality: Sequence[IcebergDataFile]) -> IcebergNestedField:
     for s in sorted(table.schemas, key=lambda s: -s.schema_id):
         f = s.find(field_id)
@@ -256,7 +256,7 @@ def _present_type(t: DataType, ids: Mapping[int, str]) -> DataType:
     return t
 
 
-def _constant(table: IcebergTable, df: IcebergDataFile,
+def _constant(table: IcebergSource, df: IcebergDataFile,
               f: IcebergNestedField | None) -> Constant | None:
     """How a top-level field absent from a data file is filled (Iceberg's projection rule):
     the identity partition value of the file's spec first, then the v3 ``initial-default``;

@@ -54,6 +54,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from schemalab.engine.keyed import ROW_KINDS
 from schemalab.errors import CorruptFileError
 from schemalab.types.model import AtomicType, DataType, TypeRoot
 
@@ -62,9 +63,6 @@ MAX_FIX_PART_DATA_SIZE = 7  # strings/bytes up to this many bytes are inlined in
 MAX_COMPACT_DECIMAL_PRECISION = 18  # Decimal.isCompact: fits an unscaled long
 MAX_COMPACT_TIMESTAMP_PRECISION = 3  # Timestamp.isCompact: epoch millis fit the slot
 WIDE_DECIMAL_BYTES = 16  # a wide decimal always reserves 16 bytes (38 digits fit)
-
-#: RowKind byte values (org.apache.paimon.types.RowKind)
-ROW_KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 
 _INLINE_MARK = 0x80 << 56
 _INLINE_LEN_MASK = 0x7F << 56

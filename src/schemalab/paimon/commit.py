@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 
 from schemalab import fileio
 from schemalab.errors import CommitConflictError
-from schemalab.paimon.features import check_writable_features
-from schemalab.paimon.manifest import (
-    FileKind,
-    FileNamer,
-    ManifestEntry,
-    ManifestFileMeta,
+from schemalab.paimon.features import (
+    assign_row_ids,
+    check_writable_features,
+    row_tracking_enabled,
+)
+from schemalab.paimon.manifest import FileKind, FileNamer, ManifestEntry, ManifestFileMeta
+from schemalab.paimon.manifest_codec import (
     manifest_file_meta,
     read_manifest_list,
     write_manifest,
@@ -70,9 +71,13 @@ def commit(table_path: str, table: str, schema: TableSchema,
     snapshots = SnapshotManager(table_path, table)
     schemas = SchemaManager(table_path, table)
     user = commit_user or str(uuid.uuid4())
+    tracking = row_tracking_enabled(schema)
     for attempt in range(MAX_ATTEMPTS):
         latest = snapshots.latest()
         attempt_entries = list(entries) + (replaces(latest) if replaces is not None else [])
+        next_row_id = None
+        if tracking:
+            attempt_entries, next_row_id = _with_row_ids(attempt_entries, latest)
         if delta_meta is None or attempt_entries != delta_entries:
             if manifest_name:
                 fileio.delete(os.path.join(manifest_dir, manifest_name))
@@ -81,13 +86,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
         assert delta_meta is not None
         added = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.ADD)
         removed = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.DELETE)
-        base: list[ManifestFileMeta] = []
-        if latest is not None:
-            for name in (latest.base_manifest_list, latest.delta_manifest_list):
-                base.extend(read_manifest_list(os.path.join(manifest_dir, name)))
-        base_name, delta_name = namer.new_manifest_list(), namer.new_manifest_list()
-        base_size = write_manifest_list(os.path.join(manifest_dir, base_name), base)
-        delta_size = write_manifest_list(os.path.join(manifest_dir, delta_name), [delta_meta])
+        base_name, base_size, delta_name, delta_size = _write_lists(
+            manifest_dir, namer, latest, delta_meta)
         previous_total = (latest.total_record_count or 0) if latest else 0
         # As Java's FileStoreCommitImpl: the snapshot records the table's latest schema at
         # commit time, not the writer's. An ALTER may have landed while the files were being
@@ -105,6 +105,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
             base_manifest_list_size=base_size, delta_manifest_list_size=delta_size,
             writer_version=WRITER_VERSION,
             index_manifest=latest.index_manifest if keep_index and latest else None,
+            next_row_id=next_row_id,
         )
         if snapshots.commit(snap):
             return snap
@@ -116,3 +117,27 @@ def commit(table_path: str, table: str, schema: TableSchema,
     raise CommitConflictError(
         f"Gave up committing to {table} after {MAX_ATTEMPTS} lost races; nothing of this "
         "commit is visible.", table=table, rule="commit-conflict")
+
+
+def _with_row_ids(entries: list[ManifestEntry], latest: Snapshot | None
+                  ) -> tuple[list[ManifestEntry], int | None]:
+    """A row-tracking table's entries with their first row ids, and the table's next row
+    id after them (as the commit of snapshot ``latest.id + 1`` assigns them)."""
+    snapshot_id = (latest.id + 1) if latest else 1
+    first = (latest.next_row_id or 0) if latest else 0
+    return assign_row_ids(entries, snapshot_id, first)
+
+
+def _write_lists(manifest_dir: str, namer: FileNamer, latest: Snapshot | None,
+                 delta_meta: ManifestFileMeta) -> tuple[str, int, str, int]:
+    """The base manifest list (every manifest of ``latest``) and the delta list (the new
+    manifest): (base name, its size, delta name, its size)."""
+    base: list[ManifestFileMeta] = []
+    if latest is not None:
+        for name in (latest.base_manifest_list, latest.delta_manifest_list):
+            base.extend(read_manifest_list(os.path.join(manifest_dir, name)))
+    base_name, delta_name = namer.new_manifest_list(), namer.new_manifest_list()
+    base_size = write_manifest_list(os.path.join(manifest_dir, base_name), base)
+    delta_size = write_manifest_list(os.path.join(manifest_dir, delta_name), [delta_meta])
+    return base_name, base_size, delta_name, delta_size
+

@@ -1,20 +1,23 @@
-"""Paimon 1.1+ table features that schemalab does not maintain yet, refused by name.
+"""Paimon 1.1+ table features: what schemalab maintains (row ids of new files), and what it
+refuses by name.
 
 A table that another engine wrote may use a feature whose meaning lives outside the
 schema and the data files' columns: row tracking (``_FIRST_ROW_ID`` per file,
 ``nextRowId`` per snapshot), data evolution (files holding a subset of the columns for a
 range of row ids, merged on read), and default values (the ``fields.<f>.default-value``
-option, which Java Paimon 1.0 applies to every NULL it reads; ``defaultValue`` in the
-schema JSON, which Paimon 1.2+ writes in place of an omitted or NULL value). Reading or
+option, which Java Paimon 1.0 applies to every NULL it reads and Java Paimon 2.0 ignores;
+a ``defaultValue`` of a nested type in the schema JSON, which Paimon 1.2+ writes in place
+of an omitted or NULL value — atomic ones schemalab writes too). Reading or
 writing such a table as if the feature were absent returns wrong rows or leaves a table
 that the engines cannot read, so each check here refuses *before* anything is read or
-written, naming the feature and the option that enabled it.
+written, naming the feature and the option that enabled it. An INSERT into a row-tracking
+table is maintained: its commit assigns the new files' first row ids as Java's does.
 
     >>> from schemalab.schema.table_schema import TableSchema
     >>> from schemalab.types.model import DataField, INT
     >>> s = TableSchema(0, (DataField(0, "a", INT()),), 0, options={"row-tracking.enabled": "true"})
     >>> try:
-    ...     check_writable_features(s, "default.t", "INSERT")
+    ...     check_writable_features(s, "default.t", "COMPACT")
     ... except UnsupportedFeatureError as e:
     ...     print(e.rule, "|", e.feature, "|", e.option)
     unsupported-feature | row tracking | row-tracking.enabled
@@ -23,13 +26,15 @@ written, naming the feature and the option that enabled it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from schemalab.errors import UnsupportedFeatureError
+from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
+from schemalab.types.model import AtomicType
 
 if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.paimon.manifest import ManifestEntry
     from schemalab.schema.table_schema import TableSchema
 
 ROW_TRACKING = "row-tracking.enabled"
@@ -41,9 +46,9 @@ def _enabled(schema: TableSchema, option: str) -> bool:
     return schema.effective_options().get(option, "false").strip().lower() == "true"
 
 
-def check_readable_features(schema: TableSchema, table: str,
-                            entries: Iterable[ManifestEntry] = ()) -> None:
-    """Refuse a read in ``schema`` of the files ``entries`` that schemalab would get wrong."""
+def check_whole_rows(entries: Iterable[ManifestEntry], table: str) -> None:
+    """Refuse files that hold only some columns of their rows (data evolution): read as
+    files of rows they would be wrong rows."""
     for e in entries:
         if e.file.write_cols is not None:
             cols = ", ".join(e.file.write_cols)
@@ -53,6 +58,10 @@ def check_readable_features(schema: TableSchema, table: str,
                 f"by a data-evolution UPDATE ('{DATA_EVOLUTION}'); schemalab does not yet "
                 "merge column files by row id, and reading them as rows would return wrong "
                 "rows.", table=table, feature="data evolution", option=DATA_EVOLUTION)
+
+
+def check_readable_features(schema: TableSchema, table: str) -> None:
+    """Refuse a read in ``schema`` that schemalab would get wrong."""
     if _enabled(schema, DATA_EVOLUTION):
         raise UnsupportedFeatureError(
             f"Read of {table} refused: the table uses data evolution ('{DATA_EVOLUTION}' = "
@@ -64,21 +73,59 @@ def check_readable_features(schema: TableSchema, table: str,
         if m:
             raise UnsupportedFeatureError(
                 f"Read of {table} refused: option '{key}' = '{value}' gives column "
-                f"{m.group(1)} a default value that Java Paimon returns in place of every "
-                "NULL it reads; schemalab does not apply it yet, and would return NULL.",
+                f"{m.group(1)} a default value that Java Paimon 1.0 returns in place of every "
+                "NULL it reads and Java Paimon 2.0 ignores; schemalab cannot tell which of "
+                "the two this table's readers expect, so it returns neither silently.",
                 table=table, column=m.group(1), feature="default value", option=key)
+
+
+def row_tracking_enabled(schema: TableSchema) -> bool:
+    """Row tracking is on (data evolution implies it)."""
+    return _enabled(schema, ROW_TRACKING) or _enabled(schema, DATA_EVOLUTION)
+
+
+def assign_row_ids(entries: Sequence[ManifestEntry], snapshot_id: int, first_row_id: int
+                   ) -> tuple[list[ManifestEntry], int]:
+    """Java Paimon's row-tracking commit (``RowTrackingCommitUtils``): each new file of the
+    commit (an APPEND file with no first row id) takes the next row ids, in commit order, and
+    its rows the snapshot id as their sequence number; the snapshot records the next free row
+    id (``nextRowId``). Returns the entries and that id.
+
+        >>> from schemalab.paimon.manifest import DataFileMeta, FileKind
+        >>> f = DataFileMeta("a.parquet", 10, 4, file_source=0)
+        >>> out, nxt = assign_row_ids([ManifestEntry(FileKind.ADD, b"", 0, 1, f)] * 2, 3, 4)
+        >>> [(e.file.first_row_id, e.file.min_sequence_number) for e in out], nxt
+        ([(4, 3), (8, 3)], 12)
+    """
+    out = []
+    start = first_row_id
+    for e in entries:
+        f = e.file
+        if e.kind == FileKind.ADD and f.file_source == FileSource.APPEND \
+                and f.first_row_id is None:
+            if f.min_sequence_number == 0:  # a new file: every row written by this snapshot
+                f = replace(f, min_sequence_number=snapshot_id, max_sequence_number=snapshot_id)
+            elif f.max_sequence_number == 0:
+                f = replace(f, max_sequence_number=snapshot_id)
+            e = replace(e, file=replace(f, first_row_id=start))
+            start += f.row_count
+        out.append(e)
+    return out, start
 
 
 def check_writable_features(schema: TableSchema, table: str, operation: str) -> None:
     """Refuse ``operation`` (INSERT, DELETE, COMPACT, ...) on a table whose features a write
-    by schemalab would not maintain."""
+    by schemalab would not maintain. An INSERT into a row-tracking table is maintained: the
+    commit assigns row ids as Java's does (:func:`assign_row_ids`)."""
+    appends = operation.startswith("INSERT") or operation.startswith("APPEND") \
+        or operation.startswith("OVERWRITE")
     for option, feature, what in (
             (DATA_EVOLUTION, "data evolution",
-             "its files carry row ids that UPDATEs refer to"),
+             "its files carry row ids that UPDATEs refer to, which a rewrite must keep"),
             (ROW_TRACKING, "row tracking",
-             "every file needs its first row id (_FIRST_ROW_ID) and every snapshot the next "
-             "one (nextRowId)")):
-        if _enabled(schema, option):
+             "a rewritten file must keep each row's _ROW_ID and _SEQUENCE_NUMBER in its own "
+             "columns")):
+        if _enabled(schema, option) and not appends:
             raise UnsupportedFeatureError(
                 f"{operation} into {table} refused: the table uses {feature} ('{option}' = "
                 f"'true'), and {what}; schemalab does not write them yet, and the engines "
@@ -87,10 +134,10 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
     if operation != "INSERT":
         return
     for f in schema.fields:
-        if f.default_value is not None:
+        if f.default_value is not None and not isinstance(f.type, AtomicType):
             raise UnsupportedFeatureError(
                 f"INSERT into {table} refused: column {f.name} has the default value "
                 f"{f.default_value} (defaultValue in the schema, Paimon 1.2+), which Paimon "
-                "writes in place of an omitted or NULL value; schemalab does not apply it "
-                "yet. Nothing was written.", table=table, column=f.name,
-                feature="default value", option="defaultValue")
+                f"writes in place of an omitted or NULL value; schemalab applies defaults of "
+                f"atomic types, not of {f.type.sql()} yet. Nothing was written.",
+                table=table, column=f.name, feature="default value", option="defaultValue")

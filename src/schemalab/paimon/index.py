@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine.roaring import RoaringError, read_bitmap32
+from schemalab.codecs.roaring import RoaringError, read_bitmap32
 from schemalab.errors import CorruptFileError, UnsupportedVersionError
 from schemalab.paimon.manifest import FileKind
 from schemalab.paimon.snapshot import Snapshot

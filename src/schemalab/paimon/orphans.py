@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from schemalab import fileio
 from schemalab.errors import SchemaLabError
-from schemalab.paimon.manifest import read_manifest, read_manifest_list
-from schemalab.paimon.scan import BucketDirs
+from schemalab.paimon.listing import BucketDirs
+from schemalab.paimon.manifest_codec import read_manifest, read_manifest_list
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 

@@ -175,6 +175,29 @@ def _cast_to_string(value: Any, t: DataType) -> str:
     return _to_string(value, t)
 
 
+def java_to_string(value: Any, t: DataType) -> str:
+    """``toString()`` of the internal object Java Paimon holds for ``value`` of type ``t``
+    (DATE as its epoch days, TIMESTAMP as a LocalDateTime): what its maps and arrays print.
+
+        >>> import datetime as dt
+        >>> from schemalab.types import parse_type as p
+        >>> java_to_string(dt.date(2024, 1, 5), p("DATE")), java_to_string(1e20, p("DOUBLE"))
+        ('19727', '1.0E20')
+    """
+    return _to_string(value, t)
+
+
+def java_cast_to_string(value: Any, t: DataType) -> str:
+    """``value`` cast to STRING by Java Paimon's CastExecutors.
+
+        >>> import datetime as dt
+        >>> from schemalab.types import parse_type as p
+        >>> java_cast_to_string(dt.date(2024, 1, 5), p("DATE"))
+        '2024-01-05'
+    """
+    return _cast_to_string(value, t)
+
+
 def _fraction(text: str, micros: int, precision: int) -> str:
     """DateTimeUtils.formatTimestamp's fraction: its 9 digits less trailing zeros, but at
     least ``precision`` of them."""

@@ -11,23 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from schemalab.engine.merge.options import MergeOptions
 from schemalab.errors import SchemaLabError
 from schemalab.paimon.binaryrow import BinaryRowError, decode_row
-from schemalab.paimon.merge_options import MergeOptions, merge_options
+from schemalab.paimon.merge_options import merge_options
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.model import AtomicType, TypeRoot
 
 KEY_PREFIX = "_KEY_"
-SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
-VALUE_KIND = "_VALUE_KIND"
 #: Java's SpecialFields: key columns carry the value field's id plus Integer.MAX_VALUE / 2
 KEY_FIELD_ID_START = (2**31 - 1) // 2
 SEQUENCE_NUMBER_ID = 2**31 - 2
 VALUE_KIND_ID = 2**31 - 3
 
-#: RowKind bytes
-INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
-RETRACT = (UPDATE_BEFORE, DELETE)
 
 
 def trimmed_primary_keys(schema: TableSchema, table: str) -> list[str]:
@@ -102,7 +98,7 @@ def check_writable(schema: TableSchema, table: str) -> list[str]:
     bucket must be fixed."""
     trimmed = trimmed_primary_keys(schema, table)
     check_readable(schema, table)
-    n = int(schema.effective_options().get("bucket", "-1"))
+    n = schema.int_option("bucket", -1, table)
     if n <= 0:
         raise SchemaLabError(
             f"Table {table} has a primary key and 'bucket' = '{n}': schemalab writes "
@@ -110,9 +106,3 @@ def check_writable(schema: TableSchema, table: str) -> list[str]:
             "postpone bucket modes need a key index). Create the table with "
             "TBLPROPERTIES ('bucket' = 'N').", table=table, rule="primary-key-bucket")
     return trimmed
-
-
-def merge_key_columns(schema: TableSchema) -> list[str]:
-    """The columns one merged row is identified by: the primary key and the partition keys."""
-    keys = list(schema.primary_keys)
-    return keys + [k for k in schema.partition_keys if k not in keys]

@@ -24,19 +24,36 @@ MAX_COMMIT_ATTEMPTS = 200
 
 
 class SchemaManager:
-    """Schema files under ``<table_path>/schema``. ``table`` names the table in errors."""
+    """Schema files under ``<table_path>/schema``. ``table`` names the table in errors.
 
-    def __init__(self, table_path: str, table: str | None = None) -> None:
+    With ``keep_listing`` the directory's listing is kept until :meth:`refresh` (its owner
+    says when: :class:`schemalab.table.Table` once per public call); a commit of this
+    manager adds its own id to it, and a commit that loses a race lists again."""
+
+    def __init__(self, table_path: str, table: str | None = None, *,
+                 keep_listing: bool = False) -> None:
         self.table_path = table_path
         self.table = table or os.path.basename(os.path.normpath(table_path))
         self.directory = os.path.join(table_path, "schema")
         self._cache: dict[int, TableSchema] = {}
+        self._keep_listing = keep_listing
+        self._ids: list[int] | None = None
 
     def path(self, schema_id: int) -> str:
         return os.path.join(self.directory, f"{SCHEMA_PREFIX}{schema_id}")
 
     def list_ids(self) -> list[int]:
-        return fileio.list_versions(self.directory, SCHEMA_PREFIX)
+        """The schema ids, ascending: the kept listing, or a new one."""
+        if self._ids is not None:
+            return list(self._ids)
+        ids = fileio.list_versions(self.directory, SCHEMA_PREFIX)
+        if self._keep_listing:
+            self._ids = ids
+        return list(ids)
+
+    def refresh(self) -> None:
+        """Forget the kept listing: the next question lists the directory again."""
+        self._ids = None
 
     def get(self, schema_id: int) -> TableSchema:
         """Schema ``schema_id``. Schema files never change once written, so they are cached."""
@@ -83,6 +100,10 @@ class SchemaManager:
         ok = fileio.write_new(self.path(schema.id), schema.to_json("java"))
         if ok:
             self._cache[schema.id] = schema
+            if self._ids is not None and schema.id not in self._ids:
+                self._ids = sorted([*self._ids, schema.id])
+        else:
+            self.refresh()  # another writer's schema is there: the kept listing is stale
         return ok
 
     def create(self, schema: TableSchema) -> TableSchema:

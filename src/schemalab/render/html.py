@@ -8,12 +8,11 @@ how much is left out (``print(h)`` and ``schemalab inspect`` show everything).
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from schemalab.explain.values import value_text
 from schemalab.render.palette import event_color, schema_color, schema_text_color
 from schemalab.render.tables import Html, html_table
-from schemalab.render.values import value_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.explain.key import KeyExplanation
@@ -235,7 +234,3 @@ def snapshot_html(s: SnapshotNode) -> str:
         return (head + f"<p style='{NOTE}'>(its files: history().tree({e(s.id)}))</p>"
                 + "</div>")
     return head + html_table(["entry", "file", "schema", "rows", "partition"], rows) + "</div>"
-
-
-def lines_html(lines: Sequence[str]) -> str:
-    return "<br>".join(e(x) for x in lines)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: which event names a cell when several happen in one version
 KIND_ORDER = ("added", "dropped", "renamed", "retyped", "nullability_changed", "moved",
-              "commented")
+              "commented", "default_changed")
 
 
 @dataclass(frozen=True)
@@ -236,6 +236,8 @@ def event_label(ev: FieldEvent, shown_name: str) -> str:
         return "nullable" if ev.type == "NULL" else "NOT NULL"
     if ev.kind == "commented":
         return "comment"
+    if ev.kind == "default_changed":
+        return f"default {ev.type}" if ev.type else "no default"
     if ev.kind == "moved":
         return "moved"
     return "dropped"

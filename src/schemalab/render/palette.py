@@ -17,13 +17,13 @@ from __future__ import annotations
 EVENT_COLORS = {
     "added": "#2da44e", "renamed": "#0969da", "retyped": "#d4a72c",
     "nullability_changed": "#8250df", "commented": "#6e7781", "moved": "#bc4c00",
-    "dropped": "#cf222e", "unchanged": "#afb8c1",
+    "default_changed": "#1b7c83", "dropped": "#cf222e", "unchanged": "#afb8c1",
 }
 #: how a change kind is named in legends and badges
 EVENT_LABELS = {
     "added": "added", "renamed": "renamed", "retyped": "retyped",
     "nullability_changed": "nullability", "commented": "comment", "moved": "moved",
-    "dropped": "dropped",
+    "default_changed": "default", "dropped": "dropped",
 }
 #: connectors drawn between two fields' rows (lineage figure): neutral, so they never read as
 #: a change kind

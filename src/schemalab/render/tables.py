@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from schemalab.render.values import value_text
+from schemalab.explain.values import value_text
 
 TABLE = "border-collapse:collapse;font-size:12px;margin:4px 0 8px 0;line-height:1.4"
 TH = ("text-align:left;padding:3px 10px;border-bottom:2px solid #d0d7de;"

@@ -12,6 +12,7 @@ from schemalab.schema.changes import (
     SchemaChange,
     SetOption,
     UpdateColumnComment,
+    UpdateColumnDefault,
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
@@ -21,7 +22,7 @@ from schemalab.schema.table_schema import TableSchema
 
 __all__ = [
     "AddColumn", "ColumnSpec", "DropColumn", "Move", "RemoveOption", "RenameColumn",
-    "SchemaChange", "SetOption", "TableSchema", "UpdateColumnComment",
+    "SchemaChange", "SetOption", "TableSchema", "UpdateColumnComment", "UpdateColumnDefault",
     "UpdateColumnNullability", "UpdateColumnPosition", "UpdateColumnType", "UpdateComment",
     "apply_changes", "new_table_schema", "validate_schema",
 ]

@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from schemalab.errors import CorruptFileError, UnknownTypeError, UnsupportedVersionError
+from schemalab import forms
+from schemalab.errors import (
+    CorruptFileError,
+    NotFoundError,
+    SchemaLabError,
+    UnknownTypeError,
+    UnsupportedVersionError,
+)
 from schemalab.schema.jackson import Layout, jackson_pretty, load_object
 from schemalab.types.model import DataField, DataType
 from schemalab.types.parse import field_from_json, field_to_json
@@ -87,11 +94,6 @@ class TableSchema:
                                                    for k, v in sorted(self.options.items())))
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from schemalab.render.html import schema_html
-
-        return schema_html(self)
-
     # ---- lookups --------------------------------------------------------------------------
 
     @property
@@ -120,14 +122,28 @@ class TableSchema:
             opts["file.format"] = "orc"
         return opts
 
+    def int_option(self, key: str, default: int, table: str) -> int:
+        """Option ``key`` (of :meth:`effective_options`) as an integer; a value that is not one
+        (a schema another writer made) is an error naming the table and the option."""
+        raw = self.effective_options().get(key)
+        if raw is None:
+            return default
+        try:
+            return int(raw)
+        except ValueError:
+            raise SchemaLabError(f"Table {table}: option '{key}' must be an integer, not "
+                                 f"'{raw}'", table=table, rule="option-value") from None
+
     def with_changes(self, **kwargs: Any) -> TableSchema:
         return replace(self, **kwargs)
 
     def type_of(self, name: str) -> DataType:
-        """The type of top-level column ``name`` (KeyError if there is none)."""
+        """The type of top-level column ``name`` (:class:`NotFoundError`, a KeyError, if there
+        is none)."""
         f = self.field(name)
         if f is None:
-            raise KeyError(f"schema {self.id} has no column {name!r}")
+            raise NotFoundError(f"schema {self.id} has no column {name!r}", column=name,
+                                rule="column-must-exist")
         return f.type
 
     # ---- JSON ----------------------------------------------------------------------------
@@ -231,6 +247,9 @@ class TableSchema:
             extra={k: v for k, v in data.items() if k not in _KNOWN_KEYS},
             layout=layout,
         )
+
+    def _repr_html_(self) -> str:
+        return forms.html("schema", self)
 
 
 def _check_fields(fields: tuple[DataField, ...], highest_field_id: int, path: str) -> None:

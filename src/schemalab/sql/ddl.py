@@ -26,6 +26,7 @@ from schemalab.schema.changes import (
     SchemaChange,
     SetOption,
     UpdateColumnComment,
+    UpdateColumnDefault,
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
@@ -63,7 +64,7 @@ _CREATE_CLAUSE_ADVICE: dict[type[exp.Expr], tuple[str, str]] = {
     exp.LikeProperty: ("LIKE", "write the columns out: CREATE TABLE t (a INT, ...)"),
 }
 _COLUMN_OPTIONS: dict[type[exp.Expr], tuple[str, str]] = {
-    exp.DefaultColumnConstraint: ("DEFAULT", "default values are not supported"),
+    exp.DefaultColumnConstraint: ("DEFAULT", "a default is a literal (Paimon casts its text)"),
     exp.ComputedColumnConstraint: ("GENERATED", "generated columns are not supported"),
     exp.GeneratedAsIdentityColumnConstraint: ("GENERATED", "generated columns are not supported"),
     exp.GeneratedAsRowColumnConstraint: ("GENERATED", "generated columns are not supported"),
@@ -226,8 +227,8 @@ def _column_definition(s: _Statement, column: exp.ColumnDef) -> tuple[ColumnSpec
                        f"found it for column {name}")
     if options.extra:
         raise s.unsupported(_column_option_advice(options.extra[0], name), column=name)
-    return ColumnSpec(name, data_type.with_nullable(not options.not_null), options.comment), \
-        options.primary_key
+    return ColumnSpec(name, data_type.with_nullable(not options.not_null), options.comment,
+                      options.default), options.primary_key
 
 
 @dataclass
@@ -239,6 +240,7 @@ class _ColumnOptions:
     comment: str | None = None
     position: exp.ColumnPosition | None = None
     primary_key: bool = False
+    default: str | None = None
     extra: list[exp.Expr] = field(default_factory=list)
 
 
@@ -261,6 +263,9 @@ def _column_options(s: _Statement, column: exp.ColumnDef, name: str) -> _ColumnO
             options.position = kind
         elif isinstance(kind, exp.PrimaryKeyColumnConstraint):
             options.primary_key = True
+        elif isinstance(kind, exp.DefaultColumnConstraint) and isinstance(
+                kind.this, exp.Literal | exp.Neg | exp.Boolean):
+            options.default = kind.this.sql(dialect="spark")
         else:
             options.extra.append(kind if kind is not None else constraint)
     return options
@@ -364,6 +369,10 @@ def _add_column(s: _Statement, column: exp.ColumnDef) -> AddColumn:
                             "key is fixed when it is created", column=name)
     if options.extra:
         raise s.unsupported(_column_option_advice(options.extra[0], name), column=name)
+    if options.default is not None:
+        raise s.unsupported(f"Unsupported DEFAULT for column {name}: Paimon adds no column with "
+                            f"a default; add it, then ALTER COLUMN {name} SET DEFAULT "
+                            f"{options.default}", column=name)
     move = None if options.position is None else _position(path[-1], options.position)
     return AddColumn(path, data_type.with_nullable(not options.not_null), options.comment, move)
 
@@ -390,9 +399,16 @@ def _alter_column(s: _Statement, action: exp.AlterColumn) -> list[SchemaChange]:
     allow_null = action.args.get("allow_null")
     if allow_null is not None:
         return [UpdateColumnNullability(path, nullable=bool(allow_null))]
-    verb = "SET" if action.args.get("default") is not None else "DROP"
-    raise s.unsupported(f"Unsupported {verb} DEFAULT for column {column}: default values are "
-                        "not supported", column=column)
+    default = action.args.get("default")
+    if default is not None:
+        if not isinstance(default, exp.Literal | exp.Neg | exp.Boolean):
+            raise s.unsupported(f"Unsupported SET DEFAULT for column {column}: a default is a "
+                                f"literal (Paimon casts its text), not "
+                                f"{default.sql(dialect='spark')}", column=column)
+        return [UpdateColumnDefault(path, default.sql(dialect="spark"))]
+    if action.args.get("drop"):
+        return [UpdateColumnDefault(path, None)]
+    raise s.unsupported(f"Unsupported ALTER COLUMN {column} action", column=column)
 
 
 def _move(s: _Statement, path: tuple[str, ...], position: exp.ColumnPosition) -> SchemaChange:

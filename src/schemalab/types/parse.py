@@ -55,6 +55,24 @@ _DEFAULT_PRECISION = {
 
 #: Paimon types newer than schemalab's support, with the release and what they hold: refused
 #: by name, never taken for a typo
+#: type names that take no parameters
+_SIMPLE = {
+    "BOOLEAN": TypeRoot.BOOLEAN,
+    "BOOL": TypeRoot.BOOLEAN,
+    "TINYINT": TypeRoot.TINYINT,
+    "BYTE": TypeRoot.TINYINT,
+    "SMALLINT": TypeRoot.SMALLINT,
+    "SHORT": TypeRoot.SMALLINT,
+    "INT": TypeRoot.INTEGER,
+    "INTEGER": TypeRoot.INTEGER,
+    "BIGINT": TypeRoot.BIGINT,
+    "LONG": TypeRoot.BIGINT,
+    "FLOAT": TypeRoot.FLOAT,
+    "REAL": TypeRoot.FLOAT,
+    "DATE": TypeRoot.DATE,
+    "VARIANT": TypeRoot.VARIANT,
+}
+
 _NEWER_TYPES = {
     "BLOB": "Paimon 1.4+ type (blob-field tables: its bytes live in separate .blob files)",
     "VECTOR": "Paimon 1.4+ type (fixed-length vectors, possibly in .vector.lance files)",
@@ -161,24 +179,8 @@ class _TypeParser:
         if kind != "word":
             raise self._error(f"expected a type name, found {word!r}")
         w = word.upper()
-        simple = {
-            "BOOLEAN": TypeRoot.BOOLEAN,
-            "BOOL": TypeRoot.BOOLEAN,
-            "TINYINT": TypeRoot.TINYINT,
-            "BYTE": TypeRoot.TINYINT,
-            "SMALLINT": TypeRoot.SMALLINT,
-            "SHORT": TypeRoot.SMALLINT,
-            "INT": TypeRoot.INTEGER,
-            "INTEGER": TypeRoot.INTEGER,
-            "BIGINT": TypeRoot.BIGINT,
-            "LONG": TypeRoot.BIGINT,
-            "FLOAT": TypeRoot.FLOAT,
-            "REAL": TypeRoot.FLOAT,
-            "DATE": TypeRoot.DATE,
-            "VARIANT": TypeRoot.VARIANT,
-        }
-        if w in simple:
-            return AtomicType(simple[w])
+        if w in _SIMPLE:
+            return AtomicType(_SIMPLE[w])
         if w == "DOUBLE":
             self.accept_word("PRECISION")
             return DOUBLE()
@@ -199,32 +201,9 @@ class _TypeParser:
         if w == "VARBINARY":
             return self._sized(TypeRoot.VARBINARY, 1)
         if w in ("DECIMAL", "NUMERIC", "DEC"):
-            params = self.optional_params()
-            if len(params) > 2:
-                raise self._error("DECIMAL takes at most (precision, scale)")
-            precision = params[0] if params else 10
-            scale = params[1] if len(params) > 1 else 0
-            if not 1 <= precision <= 38:
-                raise self._error("decimal precision must be between 1 and 38")
-            if not 0 <= scale <= precision:
-                raise self._error(f"decimal scale must be between 0 and the precision {precision}")
-            return DECIMAL(precision, scale)
-        if w == "TIME":
-            p = self._precision(TypeRoot.TIME_WITHOUT_TIME_ZONE)
-            if self.accept_word("WITHOUT"):
-                self._expect_words("TIME", "ZONE")
-            return AtomicType(TypeRoot.TIME_WITHOUT_TIME_ZONE, precision=p)
-        if w in ("TIMESTAMP", "TIMESTAMP_NTZ"):
-            p = self._precision(TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE)
-            if w == "TIMESTAMP" and self.accept_word("WITH"):
-                self._expect_words("LOCAL", "TIME", "ZONE")
-                return AtomicType(TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE, precision=p)
-            if w == "TIMESTAMP" and self.accept_word("WITHOUT"):
-                self._expect_words("TIME", "ZONE")
-            return AtomicType(TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, precision=p)
-        if w == "TIMESTAMP_LTZ":
-            p = self._precision(TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)
-            return AtomicType(TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE, precision=p)
+            return self._decimal()
+        if w in ("TIME", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
+            return self._time(w)
         if w in ("ARRAY", "MULTISET"):
             self.expect_sym("<")
             element = self.parse_type()
@@ -245,6 +224,36 @@ class _TypeParser:
                 "schemalab does not read or write yet", type_text=self.text,
                 rule="unsupported-type")
         raise self._error(f"{word!r} is not a Paimon type")
+
+    def _decimal(self) -> DataType:
+        params = self.optional_params()
+        if len(params) > 2:
+            raise self._error("DECIMAL takes at most (precision, scale)")
+        precision = params[0] if params else 10
+        scale = params[1] if len(params) > 1 else 0
+        if not 1 <= precision <= 38:
+            raise self._error("decimal precision must be between 1 and 38")
+        if not 0 <= scale <= precision:
+            raise self._error(f"decimal scale must be between 0 and the precision {precision}")
+        return DECIMAL(precision, scale)
+
+    def _time(self, w: str) -> DataType:
+        """TIME, TIMESTAMP (WITH LOCAL TIME ZONE), TIMESTAMP_NTZ, TIMESTAMP_LTZ (``w``)."""
+        if w == "TIME":
+            p = self._precision(TypeRoot.TIME_WITHOUT_TIME_ZONE)
+            if self.accept_word("WITHOUT"):
+                self._expect_words("TIME", "ZONE")
+            return AtomicType(TypeRoot.TIME_WITHOUT_TIME_ZONE, precision=p)
+        if w == "TIMESTAMP_LTZ":
+            p = self._precision(TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE)
+            return AtomicType(TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE, precision=p)
+        p = self._precision(TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE)
+        if w == "TIMESTAMP" and self.accept_word("WITH"):
+            self._expect_words("LOCAL", "TIME", "ZONE")
+            return AtomicType(TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE, precision=p)
+        if w == "TIMESTAMP" and self.accept_word("WITHOUT"):
+            self._expect_words("TIME", "ZONE")
+        return AtomicType(TypeRoot.TIMESTAMP_WITHOUT_TIME_ZONE, precision=p)
 
     def _expect_words(self, *words: str) -> None:
         for word in words:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from schemalab.engine.keyed import DELETE, INSERT, UPDATE_AFTER
 from schemalab.engine.merge.aggregators import aggregators
 from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
-from schemalab.paimon.primary_key import DELETE, INSERT, UPDATE_AFTER
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from schemalab.engine.merge.options import FieldAggregate
 from schemalab.engine.spark_reader import all_nullable
-from schemalab.paimon.merge_options import FieldAggregate
 from schemalab.types.model import DataType, TypeRoot
 from schemalab.types.spark import to_spark
 

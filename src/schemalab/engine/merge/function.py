@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from schemalab.engine.merge.options import MergeOptions
 from schemalab.engine.merge.order import compare, sort_fields
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.engine.spark_reader import all_nullable, quote
-from schemalab.paimon.merge_options import MergeOptions
 from schemalab.types.model import DataField
 from schemalab.types.spark import to_spark
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab.engine.arrow_read import read_file
+from schemalab.engine.keyed import RETRACT, VALUE_KIND
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
-from schemalab.paimon.primary_key import RETRACT, VALUE_KIND
 from schemalab.types.model import TINYINT, AtomicType, DataType, TypeRoot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,8 +52,12 @@ def without_held(rows: DataFrame, keys: Sequence[str], others: DataFrame,
     if test is not None:
         return rows.where(~test), rows.where(test)
     broadcast = F.broadcast(others.select(*[F.col(quote(k)) for k in keys]))
-    return (rows.join(broadcast, on=list(keys), how="left_anti"),
-            rows.join(broadcast, on=list(keys), how="left_semi"))
+    # A join on column names puts those columns first; callers union these frames with
+    # others by position, so each keeps ``rows``' own column order (the key columns are
+    # not the leading ones once a column is moved before them, or the key's order differs).
+    columns = [F.col(quote(c)) for c in rows.columns]
+    return (rows.join(broadcast, on=list(keys), how="left_anti").select(*columns),
+            rows.join(broadcast, on=list(keys), how="left_semi").select(*columns))
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from schemalab.engine.merge.options import MergeOptions
 from schemalab.engine.merge.records import SEQ_COL
 from schemalab.engine.spark_reader import quote
-from schemalab.paimon.merge_options import MergeOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column
@@ -48,15 +48,4 @@ def newest_first(opts: MergeOptions) -> list[Column]:
         col = F.col(quote(name))
         # newest first = the merge order reversed: NULL (the oldest) last
         out.append(col.desc_nulls_last() if ascending else col.asc_nulls_last())
-    return out
-
-
-def oldest_first(opts: MergeOptions) -> list[Column]:
-    """Window ordering in Paimon's merge order (the oldest version first)."""
-    from pyspark.sql import functions as F
-
-    out = []
-    for name, ascending in sort_fields(opts):
-        col = F.col(quote(name))
-        out.append(col.asc_nulls_first() if ascending else col.desc_nulls_first())
     return out

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from schemalab.engine.keyed import DELETE, INSERT
 from schemalab.engine.merge.aggregators import Aggregator, aggregators
 from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
+from schemalab.engine.merge.options import SequenceGroup
 from schemalab.engine.merge.order import compare
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, retract
-from schemalab.paimon.merge_options import SequenceGroup
-from schemalab.paimon.primary_key import DELETE, INSERT
 from schemalab.types.model import DataField
 
 if TYPE_CHECKING:  # pragma: no cover

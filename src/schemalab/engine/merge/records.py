@@ -12,10 +12,10 @@ import dataclasses
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from schemalab.engine.keyed import RETRACT, merge_key_columns
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, read_group
 from schemalab.engine.spark_reader import quote
-from schemalab.paimon.primary_key import RETRACT, merge_key_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession

@@ -42,8 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from schemalab.engine.merge.options import AGGREGATION, DEDUPLICATE, FIRST_ROW, PARTIAL_UPDATE
 from schemalab.engine.plan import DataFile
-from schemalab.paimon.merge_options import AGGREGATION, DEDUPLICATE, FIRST_ROW, PARTIAL_UPDATE
 
 Strategy = Literal["raw", "single", "newest", "pair", "split", "full"]
 

@@ -11,16 +11,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine import pk_write, write
-from schemalab.engine.bucket import bucket_column
-from schemalab.engine.write import WriteTarget
+from schemalab.engine.keyed import DELETE
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.features import check_writable_features
+from schemalab.paimon.listing import live_files, partition_values
 from schemalab.paimon.manifest import FileKind, ManifestEntry
-from schemalab.paimon.primary_key import DELETE, check_writable
-from schemalab.paimon.scan import live_files, partition_values
+from schemalab.paimon.primary_key import check_writable
 from schemalab.paimon.snapshot import Snapshot
+from schemalab.paimon.write import files as write
+from schemalab.paimon.write import keyed as pk_write
+from schemalab.paimon.write.bucket_column import bucket_column
+from schemalab.paimon.write.files import WriteTarget
+from schemalab.paimon.write.frames import to_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -35,7 +38,7 @@ def insert(target: WriteTarget, data: Any, *, columns: Any = None, by_position: 
     check_writable_features(schema, target.name, "INSERT OVERWRITE" if overwrite else "INSERT")
     if schema.primary_keys:
         check_writable(schema, target.name)
-    df = write.to_frame(target.spark, data, schema, target.name, columns=columns,
+    df = to_frame(target.spark, data, schema, target.name, columns=columns,
                         by_position=by_position)
 
     def write_once() -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
@@ -65,7 +68,7 @@ def delete_rows(target: WriteTarget, rows: DataFrame) -> Snapshot | None:
     already filtered); no snapshot when there are none."""
     check_writable_features(target.schema, target.name, "DELETE")
     check_writable(target.schema, target.name)
-    df = write.to_frame(target.spark, rows, target.schema, target.name)
+    df = to_frame(target.spark, rows, target.schema, target.name)
     return _write_and_commit(target, lambda: pk_write.write_entries(target, df, kind=DELETE),
                              lambda files: None, kind="APPEND")
 

@@ -15,14 +15,8 @@ from typing import Any
 
 from schemalab import fileio
 from schemalab.errors import CorruptFileError
-from schemalab.paimon.manifest import (
-    FileIdentifier,
-    FileKind,
-    ManifestEntry,
-    ManifestFileMeta,
-    read_manifest,
-    read_manifest_list,
-)
+from schemalab.paimon.manifest import FileIdentifier, FileKind, ManifestEntry, ManifestFileMeta
+from schemalab.paimon.manifest_codec import read_manifest, read_manifest_list
 from schemalab.paimon.paths import (
     PartitionItem,
     PartitionNaming,

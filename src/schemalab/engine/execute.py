@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from schemalab.engine.merge.read import merge_read
+from schemalab.engine.keyed import RETRACT
+from schemalab.engine.merge.keyed_read import merge_read
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.scan import KIND_COL, read_group
 from schemalab.engine.spark_reader import all_nullable, quote
-from schemalab.paimon.primary_key import RETRACT
 from schemalab.types.spark import to_spark
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -35,19 +35,19 @@ from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
 from schemalab.engine.merge.function import Fold, MergeInput, fold_two
 from schemalab.engine.merge.keyset import key_bitmap, key_values, without_held
-from schemalab.engine.merge.partial_update import partial_update, partial_update_fold
-from schemalab.engine.merge.records import KIND_COL, SEQ_COL, key_columns, retract, versions
-from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast
-from schemalab.engine.plan import DataFile, ReadPlan
-from schemalab.engine.spark_reader import quote
-from schemalab.paimon.merge_options import (
+from schemalab.engine.merge.options import (
     AGGREGATION,
     DEDUPLICATE,
     FIRST_ROW,
     PARTIAL_UPDATE,
     MergeOptions,
 )
-from schemalab.paimon.primary_key import check_readable
+from schemalab.engine.merge.partial_update import partial_update, partial_update_fold
+from schemalab.engine.merge.records import KIND_COL, SEQ_COL, key_columns, retract, versions
+from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast
+from schemalab.engine.plan import DataFile, ReadPlan
+from schemalab.engine.spark_reader import quote
+from schemalab.errors import SchemaLabError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -73,9 +73,12 @@ _NEWER = "__sl_newer"
 
 
 def merge_input(plan: ReadPlan) -> MergeInput:
-    """What the merge function needs of ``plan``, after checking that schemalab reads the
-    table's merge options."""
-    opts = check_readable(plan.target, plan.table)
+    """What the merge function needs of ``plan``: its keys, fields and merge options."""
+    opts = plan.merge
+    if opts is None:
+        raise SchemaLabError(f"Table {plan.table}: a merging read needs the table's merge "
+                             "options (an append table's plan has none)", table=plan.table,
+                             rule="merge-options")
     return MergeInput(plan.table, tuple(key_columns(plan)), plan.target.fields, opts)
 
 
@@ -199,9 +202,11 @@ def _cores(spark: SparkSession) -> int:
 
 
 def _union(frames: Sequence[DataFrame]) -> DataFrame:
+    """The frames' rows together, matched by column name: a join on the key columns puts
+    them first, so the frames' column orders may differ."""
     df = frames[0]
     for other in frames[1:]:
-        df = df.union(other)
+        df = df.unionByName(other)
     return df
 
 

@@ -15,33 +15,35 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine import write
-from schemalab.engine.bucket import bucket_column
+from schemalab.engine.keyed import (
+    INSERT,
+    RETRACT,
+    ROW_KINDS,
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    merge_key_columns,
+)
 from schemalab.engine.merge.function import MergeInput
-from schemalab.engine.merge.read import FUNCTIONS
+from schemalab.engine.merge.keyed_read import FUNCTIONS
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.engine.scan import quote
 from schemalab.engine.spark_reader import all_nullable
-from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import binaryrow
-from schemalab.paimon.binaryrow import ROW_KINDS
+from schemalab.paimon.listing import live_files, partition_values
 from schemalab.paimon.manifest import ManifestEntry, SimpleStats
 from schemalab.paimon.merge_options import merge_options
 from schemalab.paimon.primary_key import (
-    INSERT,
     KEY_FIELD_ID_START,
     KEY_PREFIX,
-    RETRACT,
-    SEQUENCE_NUMBER,
     SEQUENCE_NUMBER_ID,
-    VALUE_KIND,
     VALUE_KIND_ID,
     check_writable,
-    merge_key_columns,
 )
-from schemalab.paimon.scan import live_files, partition_values
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.write import files as write
+from schemalab.paimon.write.bucket_column import bucket_column
+from schemalab.paimon.write.files import WriteTarget
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.spark import FIELD_ID_KEY, spark_field, to_spark
 
@@ -58,9 +60,10 @@ _BASE = "__sl_base"
 
 def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
                   ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
-    """Write ``df`` (rows in the target's schema, as ``write.to_frame`` gives them) as
-    key-value files with row kind ``kind`` (inserts: or the ``rowkind.field`` column's);
-    return the files and their ADD entries (not yet committed)."""
+    """Write ``df`` (rows in the target's schema, as
+    :func:`~schemalab.paimon.write.frames.to_frame` gives them) as key-value files with row
+    kind ``kind`` (inserts: or the ``rowkind.field`` column's); return the files and their
+    ADD entries (not yet committed)."""
     from pyspark.sql import functions as F
 
     schema = target.schema

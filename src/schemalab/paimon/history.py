@@ -32,9 +32,9 @@ from schemalab.paimon.index import (
     index_file_path,
     index_files,
 )
+from schemalab.paimon.listing import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.manifest import FileKind, ManifestEntry
 from schemalab.paimon.primary_key import file_key_range
-from schemalab.paimon.scan import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema import TableSchema
@@ -103,7 +103,7 @@ def flatten_fields(fields: Sequence[DataField], path: tuple[str, ...] = (),
     for pos, f in enumerate(fields):
         p = (*path, f.name)
         out.append(FieldInfo(f.id, f.name, type_text(f.type), f.type.nullable, f.description,
-                             p if path else (), parent, pos))
+                             p if path else (), parent, pos, f.default_value))
         inner = row_inside(f.type)
         if inner is not None:
             out.extend(flatten_fields(inner.fields, p, f.id))
@@ -116,9 +116,10 @@ def schema_version(s: TableSchema) -> SchemaVersion:
                          primary_keys=s.primary_keys)
 
 
-def paimon_history(path: str, name: str, schemas: SchemaManager,
-                   snapshots: SnapshotManager) -> TableHistory:
-    """The history of the Paimon table at ``path`` (``name`` in messages)."""
+def paimon_history(path: str, name: str, schemas: SchemaManager, snapshots: SnapshotManager,
+                   reader: ManifestReader | None = None) -> TableHistory:
+    """The history of the Paimon table at ``path`` (``name`` in messages); its trees read
+    manifests through ``reader`` (a table object's, which keeps what it read)."""
     with gc_paused():  # see gc_paused: the cost stays linear in the history
         all_schemas = schemas.list_all()
         versions = with_events([schema_version(s) for s in all_schemas])
@@ -127,7 +128,7 @@ def paimon_history(path: str, name: str, schemas: SchemaManager,
         for snap in snapshots.get_all(snapshots.list_ids()):
             snaps.append(snapshot_node(snap, prev))
             prev = snap.id
-        loader = _TreeLoader(path, schemas, snapshots, snaps)
+        loader = _TreeLoader(path, schemas, snapshots, snaps, reader)
         return TableHistory(
             format="paimon", location=path, name=name, schemas=tuple(versions),
             lineage=tuple(compute_lineage(versions, precomputed=True)),
@@ -143,13 +144,13 @@ class _TreeLoader:
     snapshots share."""
 
     def __init__(self, path: str, schemas: SchemaManager, snapshots: SnapshotManager,
-                 snaps: list[SnapshotNode]) -> None:
+                 snaps: list[SnapshotNode], reader: ManifestReader | None = None) -> None:
         self.path = path
         self.schemas = schemas
         self.snapshots = snapshots
         self.current = schemas.latest()
         self.nodes = {s.id: s for s in snaps}
-        self.reader = ManifestReader(path)
+        self.reader = reader or ManifestReader(path)
         self.dirs = BucketDirs(path)
 
     def _file_node(self, e: ManifestEntry) -> FileNode:

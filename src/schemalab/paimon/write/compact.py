@@ -29,21 +29,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine import pk_write, write
-from schemalab.engine.bucket import bucket_column
-from schemalab.engine.merge.read import merged
+from schemalab.engine.execute import execute
+from schemalab.engine.merge.keyed_read import merged
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
-from schemalab.engine.read import execute
 from schemalab.engine.spark_reader import quote
-from schemalab.engine.write import WriteTarget
 from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.bucket import bucket_keys
 from schemalab.paimon.features import check_writable_features
+from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
-from schemalab.paimon.scan import live_files
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.write import files as write
+from schemalab.paimon.write import keyed as pk_write
+from schemalab.paimon.write.bucket_column import bucket_column
+from schemalab.paimon.write.files import WriteTarget
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
 
@@ -83,14 +84,11 @@ class CompactionResult:
         return self.text()
 
 
-def max_level(schema: TableSchema) -> int:
+def max_level(schema: TableSchema, table: str) -> int:
     """The top level of the LSM tree: ``num-levels`` - 1; Paimon's default is
     ``num-sorted-run.compaction-trigger`` (5) + 1 levels."""
-    opts = schema.effective_options()
-    levels = opts.get("num-levels")
-    if levels is None:
-        levels = str(int(opts.get("num-sorted-run.compaction-trigger", "5")) + 1)
-    return int(levels) - 1
+    trigger = schema.int_option("num-sorted-run.compaction-trigger", 5, table)
+    return schema.int_option("num-levels", trigger + 1, table) - 1
 
 
 def parse_partitions(text: str | None, schema: TableSchema, table: str
@@ -133,8 +131,11 @@ def _text(v: Any) -> str:
 
 def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], TableSchema], *,
             partitions: str | None = None, order_strategy: str | None = None,
-            order_by: Sequence[str] = (), attempts: int = DEFAULT_ATTEMPTS) -> CompactionResult:
-    """Compact the table at ``target`` (its latest snapshot) in ``target.schema``."""
+            order_by: Sequence[str] = (), attempts: int = DEFAULT_ATTEMPTS,
+            reader: ManifestReader | None = None) -> CompactionResult:
+    """Compact the table at ``target`` (its latest snapshot) in ``target.schema``; the check
+    that what it read is still live reads manifests through ``reader`` (the table object's,
+    which read them already)."""
     schema, table = target.schema, target.name
     fileio.check_writable(target.path)
     check_writable_features(schema, table, "COMPACT")
@@ -143,19 +144,22 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     specs = parse_partitions(partitions, schema, table)
     if schema.primary_keys:
         check_writable(schema, table)  # fixed buckets: rows are bucketed again on write
+    try:
+        mode = cast_mode(schema.effective_options())
+    except ValueError as e:
+        raise SchemaLabError(f"Table {table}: {e}", table=table, rule="cast-mode") from None
     for attempt in range(1, attempts + 1):
         snap = SnapshotManager(target.path, table).latest()
         every = live(snap)
         pairs = [(e, f) for e, f in every if _in_partitions(f, schema, specs)]
         vectors = _check_deletion_vectors(every, pairs, table)
-        chosen = _choose(pairs, schema, strategy)
+        chosen = _choose(pairs, schema, strategy, table)
         if not chosen:
             return CompactionResult(table, None, attempts=attempt)
         _check_bucket_keys(schema, table, [f for _, f in chosen], schema_of)
         plan = plan_read(table, schema, [f for _, f in chosen], lambda f: schema_of(f.schema_id),
-                         cast_mode(schema.effective_options()),
-                         snapshot_id=None if snap is None else snap.id,
-                         merge_engine=check_readable(schema, table).engine
+                         mode, snapshot_id=None if snap is None else snap.id,
+                         merge=check_readable(schema, table)
                          if schema.primary_keys else None)
         files, added = _rewrite(target, plan, strategy, order_by)
         gone = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
@@ -165,7 +169,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             # the vectors go: the snapshot keeps no index manifest (no hash index either:
             # dynamic-bucket tables are not compacted here)
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
-                                 replaces=_still_live(target.path, gone, table),
+                                 replaces=_still_live(target.path, gone, table, reader),
                                  keep_index=not vectors)
         except CommitConflictError as e:
             for f in files:
@@ -193,7 +197,7 @@ def _check_arguments(schema: TableSchema, table: str, strategy: str,
             raise SchemaLabError(f"Table {table}: order_strategy \"none\" cannot work with "
                                  "order_by columns.", table=table, rule="compact-order")
         return
-    if schema.primary_keys or int(schema.effective_options().get("bucket", "-1")) != -1:
+    if schema.primary_keys or schema.int_option("bucket", -1, table) != -1:
         raise SchemaLabError(f"Table {table}: Spark compact with sort_type {strategy} only "
                              "support unaware-bucket append-only table yet.", table=table,
                              rule="compact-order")
@@ -229,8 +233,8 @@ def _check_deletion_vectors(every: list[tuple[ManifestEntry, DataFile]],
     return bool(with_dv)
 
 
-def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, strategy: str
-            ) -> list[tuple[ManifestEntry, DataFile]]:
+def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, strategy: str,
+            table: str) -> list[tuple[ManifestEntry, DataFile]]:
     """The files to rewrite (see the module's docstring)."""
     groups: dict[tuple[object, ...], list[tuple[ManifestEntry, DataFile]]] = {}
     for e, f in pairs:
@@ -239,7 +243,7 @@ def _choose(pairs: list[tuple[ManifestEntry, DataFile]], schema: TableSchema, st
         groups.setdefault(key, []).append((e, f))
     out: list[tuple[ManifestEntry, DataFile]] = []
     if schema.primary_keys:
-        top = max_level(schema)
+        top = max_level(schema, table)
         for g in groups.values():
             if len(g) > 1 or any(f.level != top or f.schema_id != schema.id or f.deletes
                                  for _, f in g):
@@ -272,7 +276,7 @@ def _check_bucket_keys(schema: TableSchema, table: str, files: list[DataFile],
     """The rewritten rows' buckets are computed again from today's key types: refuse a table
     whose bucket key was retyped (Paimon 1.0 refuses that ALTER; an older build took it)."""
     keys = bucket_keys(schema.effective_options(), schema.primary_keys, schema.partition_keys)
-    if int(schema.effective_options().get("bucket", "-1")) <= 0 or not keys:
+    if schema.int_option("bucket", -1, table) <= 0 or not keys:
         return
     for f in files:
         old = schema_of(f.schema_id)
@@ -299,7 +303,7 @@ def _rewrite(target: WriteTarget, plan: ReadPlan, strategy: str, order_by: Seque
             return [], []
         files, entries = pk_write.write_key_values(
             target, rows, trimmed_primary_keys(schema, target.name))
-        level = max_level(schema)
+        level = max_level(schema, target.name)
     else:
         df: DataFrame = execute(plan, spark)
         files = write.write_files(spark, df, target.path, schema, table=target.name,
@@ -311,14 +315,16 @@ def _rewrite(target: WriteTarget, plan: ReadPlan, strategy: str, order_by: Seque
         e.file, level=level, file_source=int(FileSource.COMPACT))) for e in entries]
 
 
-def _still_live(table_path: str, gone: list[ManifestEntry], table: str
+def _still_live(table_path: str, gone: list[ManifestEntry], table: str,
+                reader: ManifestReader | None = None
                 ) -> Callable[[Snapshot | None], list[ManifestEntry]]:
     """A ``replaces`` callback: refuse the commit if a file this compaction read is no longer
     live in the snapshot it would build on."""
     wanted = {e.identifier for e in gone}
 
     def check(snap: Snapshot | None) -> list[ManifestEntry]:
-        present = {e.identifier for e in ([] if snap is None else live_files(table_path, snap))}
+        present = {e.identifier for e in
+                   ([] if snap is None else live_files(table_path, snap, reader))}
         missing = wanted - present
         if missing:
             name = sorted(m.file_name for m in missing)[0]

@@ -40,7 +40,7 @@ _BYTES = (TypeRoot.CHAR, TypeRoot.VARCHAR, TypeRoot.BINARY, TypeRoot.VARBINARY)
 def bucket_column(schema: TableSchema, table: str) -> Column | None:
     """A Spark column with each row's Paimon bucket for a fixed-bucket table; None when the
     table has no fixed buckets (``bucket`` = -1)."""
-    n = int(schema.effective_options().get("bucket", "-1"))
+    n = schema.int_option("bucket", -1, table)
     if n == -1:
         return None
     if n <= 0:

@@ -29,12 +29,13 @@ no compiled dependency and come out as the numpy arrays the read needs.
     >>> read_bitmap32(raw + b"x")
     Traceback (most recent call last):
     ...
-    schemalab.engine.roaring.RoaringError: 1 byte(s) after the Roaring bitmap
+    schemalab.codecs.roaring.RoaringError: 1 byte(s) after the Roaring bitmap
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,32 +117,7 @@ def read_bitmap32_prefix(data: bytes | memoryview) -> tuple[npt.NDArray[np.int64
         if offsets is not None and offsets[i] != pos:
             raise RoaringError(f"container {i} is at byte {pos}, its offset says {offsets[i]}")
         card = int(cards[i])
-        if runs is not None and runs[i]:
-            need(pos + 2, f"container {i}'s run count")
-            (n_runs,) = struct.unpack_from("<H", buf, pos)
-            pos += 2
-            need(pos + 4 * n_runs, f"container {i}'s runs")
-            pairs = np.frombuffer(buf[pos:pos + 4 * n_runs], "<u2").reshape(n_runs, 2)
-            pos += 4 * n_runs
-            starts = pairs[:, 0].astype(np.int64)
-            lengths = pairs[:, 1].astype(np.int64) + 1
-            if np.any(starts + lengths > 1 << 16):
-                raise RoaringError(f"container {i} has a run past 65535")
-            total = int(lengths.sum())
-            # each run start repeated over its length, plus 0..length-1 within the run
-            low = np.repeat(starts, lengths) + (np.arange(total, dtype=np.int64)
-                                                - np.repeat(np.cumsum(lengths) - lengths,
-                                                            lengths))
-        elif card > ARRAY_MAX:
-            need(pos + BITMAP_BYTES, f"container {i}'s bitmap")
-            bits = np.unpackbits(np.frombuffer(buf[pos:pos + BITMAP_BYTES], np.uint8),
-                                 bitorder="little")
-            low = np.flatnonzero(bits).astype(np.int64)
-            pos += BITMAP_BYTES
-        else:
-            need(pos + 2 * card, f"container {i}'s array")
-            low = np.frombuffer(buf[pos:pos + 2 * card], "<u2").astype(np.int64)
-            pos += 2 * card
+        low, pos = _container(buf, pos, i, card, runs is not None and bool(runs[i]), need)
         if len(low) != card:
             raise RoaringError(f"container {i} holds {len(low)} values, its header says {card}")
         if len(low) > 1 and np.any(np.diff(low) <= 0):
@@ -149,6 +125,41 @@ def read_bitmap32_prefix(data: bytes | memoryview) -> tuple[npt.NDArray[np.int64
         parts.append((int(keys[i]) << 16) | low)
     values = np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return values, pos
+
+
+def _container(buf: memoryview, pos: int, i: int, card: int, is_run: bool,
+               need: Callable[[int, str], None]) -> tuple[npt.NDArray[np.int64], int]:
+    """The low 16 bits of container ``i``'s values (a run, bitmap or array container at
+    byte ``pos``) and the byte after it."""
+    import numpy as np
+
+    if is_run:
+        need(pos + 2, f"container {i}'s run count")
+        (n_runs,) = struct.unpack_from("<H", buf, pos)
+        pos += 2
+        need(pos + 4 * n_runs, f"container {i}'s runs")
+        pairs = np.frombuffer(buf[pos:pos + 4 * n_runs], "<u2").reshape(n_runs, 2)
+        pos += 4 * n_runs
+        starts = pairs[:, 0].astype(np.int64)
+        lengths = pairs[:, 1].astype(np.int64) + 1
+        if np.any(starts + lengths > 1 << 16):
+            raise RoaringError(f"container {i} has a run past 65535")
+        total = int(lengths.sum())
+        # each run start repeated over its length, plus 0..length-1 within the run
+        low = np.repeat(starts, lengths) + (np.arange(total, dtype=np.int64)
+                                            - np.repeat(np.cumsum(lengths) - lengths,
+                                                        lengths))
+    elif card > ARRAY_MAX:
+        need(pos + BITMAP_BYTES, f"container {i}'s bitmap")
+        bits = np.unpackbits(np.frombuffer(buf[pos:pos + BITMAP_BYTES], np.uint8),
+                             bitorder="little")
+        low = np.flatnonzero(bits).astype(np.int64)
+        pos += BITMAP_BYTES
+    else:
+        need(pos + 2 * card, f"container {i}'s array")
+        low = np.frombuffer(buf[pos:pos + 2 * card], "<u2").astype(np.int64)
+        pos += 2 * card
+    return low, pos
 
 
 def read_bitmap64(data: bytes | memoryview) -> npt.NDArray[np.int64]:
