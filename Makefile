@@ -78,6 +78,7 @@ oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP)
 # The Java cross-checks: Paimon 1.0 and 2.0.0 both ways, every snapshot, Java's real tables;
 # Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
 INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py \
+  tests/test_interop_paimon_2x.py \
   tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py
 test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
@@ -178,7 +179,8 @@ executor-venv: $(EXEC_STAMP)
 test-cluster: check-java $(STAMP) $(EXEC_STAMP)
 	SCHEMALAB_CLUSTER=1 SCHEMALAB_EXECUTOR_PYTHON=$(abspath $(EXEC_VENV))/bin/python \
 	  $(PY) -m pytest -q -m cluster tests/test_where_tables_live.py
-	SCHEMALAB_CLUSTER=1 $(PY) -m pytest -q -m cluster tests/test_spark_on_s3.py
+	SCHEMALAB_CLUSTER=1 $(PY) -m pytest -q -m cluster tests/test_spark_on_s3.py \
+	  tests/test_checkpoint.py
 
 # The benchmarks' optional third reader: pypaimon-rust (Rust + DataFusion) in its own venv.
 BENCH_RUST_VENV := .venv-bench-rust

@@ -182,17 +182,25 @@ def test_stepper_back_and_reset_restore_files_and_reads(spark: Any, tmp_path: Pa
 
 def _s3a_jars() -> dict[str, str]:
     """Spark's settings for hadoop-aws: the jars named in ``SCHEMALAB_S3A_JARS`` (comma
-    separated), else Maven coordinates matching PySpark's Hadoop, resolved by Spark's ivy."""
+    separated), else schemalab's own (``s3a_conf``), resolved into the Ivy cache the S3 tests
+    share (``.cache/ivy`` or ``$SCHEMALAB_IVY_DIR``), so a machine downloads them once."""
     jars = os.environ.get("SCHEMALAB_S3A_JARS")
     if jars:
         return {"spark.jars": jars}
-    from infra.spark import hadoop_version
+    from schemalab.spark import s3a_conf
 
-    return {"spark.jars.packages": f"org.apache.hadoop:hadoop-aws:{hadoop_version()}"}
+    ivy = os.environ.get("SCHEMALAB_IVY_DIR") or str(Path(__file__).parent.parent / ".cache"
+                                                      / "ivy")
+    conf = s3a_conf(ivy_dir=ivy)
+    return {k: conf[k] for k in ("spark.jars.packages", "spark.jars.ivy")}
 
 
 @pytest.mark.slow
 @pytest.mark.spark
+@pytest.mark.cluster
+@pytest.mark.skipif(os.environ.get("SCHEMALAB_CLUSTER") != "1",
+                    reason="a Spark with hadoop-aws of its own (~690 MB from Maven Central on "
+                    "first use): run `make test-cluster` (sets SCHEMALAB_CLUSTER=1)")
 def test_stepper_back_on_s3_restores_keys_and_reads(s3: Any) -> None:
     """FLIP-226 stepped forward and back with the stepper on an s3:// warehouse, in a
     process of its own (its Spark reads and writes s3a:// through hadoop-aws)."""

@@ -470,11 +470,12 @@ NARROWING: list[tuple[str, str, str, Any, Any]] = [
 NARROWING_2_0: dict[str, Any] = {
     "TIMESTAMP(6)->TIMESTAMP(4) .000005": "TS:2024-01-05T10:11:12",
 }
-# ... and where schemalab still reads as 1.0 does (strict xfail against 2.0.0): label → why.
-OURS_AS_1_0: dict[str, str] = {
+# ... where schemalab reads as 2.0.0 does, so 1.0's answer is a strict xfail: label → why.
+OURS_AS_2_0: dict[str, str] = {
     "TIMESTAMP(6)->TIMESTAMP(4) .000005": (
-        "Paimon 2.0.0 truncates TIMESTAMP(6) .000005 to TIMESTAMP(4) as .0000 (1.0 kept "
-        ".000005); schemalab reads as 1.0 does (docs/compatibility.md §3)"),
+        "Paimon 1.0 keeps TIMESTAMP(6) .000005 at TIMESTAMP(4) (it cut only when the "
+        "nano-of-second had more digits than the precision); 2.0.0 and schemalab cut it to "
+        ".0000 (docs/compatibility.md §7)"),
 }
 
 
@@ -490,8 +491,8 @@ def test_narrowing_cast_read_like_java(java_paimon: JavaPaimon, wh_path: Path, s
     j = java_paimon
     if j.version != "1.0":
         expected = NARROWING_2_0.get(label, expected)
-        if label in OURS_AS_1_0:
-            request.applymarker(pytest.mark.xfail(strict=True, reason=OURS_AS_1_0[label]))
+    elif label in OURS_AS_2_0:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=OURS_AS_2_0[label]))
     j.create_table(wh_path, "t", [("id", "INT"), ("v", src)])
     j.write(wh_path, "t", [[0, value]])
     j.alter(wh_path, "t", update_column_type("v", dst))

@@ -77,11 +77,11 @@ class Table(FormatTable[Snapshot, TableSchema]):
     """A Paimon table directory. ``name`` is ``db.table`` and appears in every error.
 
     What a table object reads it reads once: each manifest list and manifest once per object
-    (they never change once written), and the schema directory once per public call — the
-    first call after opening uses the listing made when the table was opened
-    (:meth:`Warehouse.table`), a commit of this object adds its own schema, and every later
-    public call (``t.schema``, ``t.read()``, ...) lists again, so schemas other writers commit
-    show from the next call on."""
+    (they never change once written), and the schema directory once per public call — a
+    statement of the warehouse's own uses the listing that found the table for its first
+    call, a commit of this object adds its own schema, and every other public call
+    (``t.schema``, ``t.read()``, ...) lists again, so schemas other writers commit show from
+    the next call on."""
 
     def __init__(self, path: str, name: str | None = None, *,
                  warehouse: SparkSource | None = None, spark: SparkSession | None = None) -> None:

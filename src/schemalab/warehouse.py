@@ -133,9 +133,19 @@ class Warehouse:
         return paths.table_dir(self.path, db, table)
 
     def table(self, name: str | TableName) -> Table:
+        """Table ``name`` of this warehouse (``"t"``, ``"db.t"`` or a parsed name). Its first
+        call lists the schema directory anew: an ALTER made in between, through another
+        table object or another writer, is seen."""
+        t = self._open(name)
+        t.schema_manager.refresh()
+        return t
+
+    def _open(self, name: str | TableName) -> Table:
+        """A table for a statement that uses it right away: the listing that found the table
+        is kept for its first call (one listing per table per statement)."""
         db, table = self.resolve(name)
         t = Table(paths.table_dir(self.path, db, table), f"{db}.{table}", warehouse=self)
-        if not t.schema_manager.list_ids():  # kept for the table's first call
+        if not t.schema_manager.list_ids():
             near = close_names(f"{db}.{table}", self.list_tables())
             raise TableNotFoundError(f"Table {db}.{table} does not exist in {self.path}."
                                      + (f" Did you mean {near}?" if near else ""),
@@ -269,7 +279,7 @@ class Warehouse:
         return StatementResult(stmt.text, msg)
 
     def _alter(self, stmt: AlterTable) -> StatementResult:
-        t = self.table(stmt.name)
+        t = self._open(stmt.name)
         new = t.alter(*stmt.changes)
         return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
 
@@ -287,7 +297,7 @@ class Warehouse:
                                row_schema="namespace STRING, tableName STRING")
 
     def _describe(self, stmt: DescribeTable) -> StatementResult:
-        t = self.table(stmt.name)
+        t = self._open(stmt.name)
         described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
                                             for f in t.schema.fields]
         return StatementResult(
@@ -296,7 +306,7 @@ class Warehouse:
             row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
 
     def _insert(self, stmt: Insert) -> StatementResult:
-        t = self.table(stmt.name)
+        t = self._open(stmt.name)
         df = self.run_query(stmt.query, stmt.query_tables)
         snap = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
         n = 0 if snap is None else snap.delta_record_count
@@ -304,7 +314,7 @@ class Warehouse:
         return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
 
     def _delete(self, stmt: DeleteFrom) -> StatementResult:
-        t = self.table(stmt.name)
+        t = self._open(stmt.name)
         if stmt.where is not None and t.schema.primary_keys:
             # through run_query, so the condition's subqueries see our tables too
             query = f"SELECT * FROM {stmt.name.sql()} WHERE {stmt.where}"
@@ -343,7 +353,7 @@ class Warehouse:
         if strategy not in ("full", "minor"):
             raise SqlError(f"The compact strategy only supports 'full' or 'minor', but "
                            f"'{strategy}' is configured.", table=name, rule="compact-arguments")
-        t = self.table(name)
+        t = self._open(name)
         result = t.compact(partitions=stmt.argument("partitions"),
                            order_strategy=stmt.argument("order_strategy"),
                            order_by=stmt.argument("order_by") or ())
@@ -357,7 +367,7 @@ class Warehouse:
             db, table = self.resolve(name)
             try:
                 # one table object per table: it reads each file once
-                df = self.table(name).read()
+                df = self._open(name).read()
             except TableNotFoundError:
                 system = self._system_table(db, table)
                 if system is None:
@@ -381,7 +391,7 @@ class Warehouse:
         if not sep or not base:
             return None
         try:
-            t = self.table(TableName(db, base))
+            t = self._open(TableName(db, base))
         except TableNotFoundError:
             return None
         return t.system_table(suffix)
@@ -398,7 +408,7 @@ class Warehouse:
         column = m.group(1)
         for name in tables:
             try:
-                t = self.table(name)
+                t = self._open(name)
             except TableNotFoundError:
                 continue
             known = name_history(t.history().lineage, column)

@@ -650,7 +650,9 @@ class Worker:
                     rows.append([self.values.read(row, i, t) for i, t in enumerate(types)])
             finally:
                 it.close()
-        return {"schema_id": int(table.schema().id()),
+        # a system table (``t$snapshots``) is no FileStoreTable: it has no schema id
+        schema_id = int(table.schema().id()) if hasattr(table, "schema") else None
+        return {"schema_id": schema_id,
                 "columns": [f.name() for f in fields],
                 "types": [f.type().asSQLString() for f in fields],
                 "rows": C.sort_rows(rows)}

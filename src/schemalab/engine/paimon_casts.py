@@ -242,17 +242,17 @@ def _from_micros(micros: Column, t: AtomicType) -> Column:
 
 
 def truncate_timestamp(col: Column, t: AtomicType) -> Column:
-    """A timestamp (already of ``t``'s root) cut to ``t``'s precision as Java's
+    """A timestamp (already of ``t``'s root) cut to ``t``'s precision as Java Paimon 2.0's
     ``DateTimeUtils.truncate`` cuts it: milliseconds toward zero for precision < 3, the
-    digits below the precision otherwise; and only when the nano-of-second has more digits
-    than the precision (Java compares the length of its decimal text)."""
+    digits below the precision otherwise. (Paimon 1.0 cut only when the nano-of-second had
+    more decimal digits than the precision, so it kept ``.000005`` at precision 4; 2.0 counts
+    the significant digits and cuts it.)"""
     from pyspark.sql import functions as F
 
     p = 6 if t.precision is None else t.precision
     if p >= 6:
         return col
     micros = _micros(col, t.root)
-    nanos = F.pmod(micros, _lit(1_000_000)) * 1000
     if p >= 3:
         unit = 10 ** (6 - p)
         cut = micros - F.pmod(micros, _lit(unit))
@@ -261,7 +261,7 @@ def truncate_timestamp(col: Column, t: AtomicType) -> Column:
         millis = ((micros - F.pmod(micros, _lit(1000))).cast("decimal(20, 0)") / 1000) \
             .cast("bigint")
         cut = (millis - millis % _lit(10 ** (3 - p))) * 1000  # % is Java's remainder
-    return F.when(nanos >= 10 ** p, _from_micros(cut, t)).otherwise(col)
+    return _from_micros(cut, t)
 
 
 def _timestamp_text(col: Column, source: AtomicType) -> Column:
