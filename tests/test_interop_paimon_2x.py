@@ -35,13 +35,18 @@ def _ours(t: Any, name: str) -> tuple[list[str], list[str], list[list[Any]]]:
 
 
 def _normalized(rows: list[list[Any]], columns: list[str]) -> list[list[Any]]:
-    """Java prints the warehouse it was given (``file:/...`` or ``/...``) in file paths."""
+    """Java prints the warehouse it was given (``file:/...`` or ``/...``) in file paths.
+    And Java 2.0.0 reads a schema file's ``"comment": null`` (pypaimon writes it) as the
+    text ``'null'`` (its SchemaSerializer takes the node's text); schemalab returns NULL, as
+    Java does for a file without the key (docs/compatibility.md §7)."""
     out = []
     for r in rows:
         r = list(r)
         if "file_path" in columns:
             i = columns.index("file_path")
             r[i] = r[i].removeprefix("file:")
+        if columns[:2] == ["schema_id", "fields"] and r[columns.index("comment")] == "null":
+            r[columns.index("comment")] = None
         out.append(r)
     return sorted(out, key=json.dumps)
 

@@ -13,6 +13,8 @@ comparison leaves the column out, saying which:
 - ``$files.creation_time`` / ``$buckets.last_update_time``: pypaimon cuts the milliseconds,
   ``$tags.create_time`` the microseconds (Java keeps the LocalDateTime whole);
 - ``$files.file_source``: Java prints the enum (``APPEND``), pypaimon its number (``0``);
+- ``$schemas.options`` / ``$options``: Java reads options into a HashMap and lists them in
+  its order (``{"file.format":…,"metadata.stats-mode":…}``), pypaimon in the file's;
 - ``$snapshots``: Java 2.0 has ``operation``, pypaimon ``writer_version`` instead;
 - ``$partitions.total_buckets`` of an unaware-bucket table: pypaimon 1, the entries -1.
 """
@@ -42,6 +44,7 @@ PYPAIMON_DEPARTS = {
     "buckets": {"partition", "last_update_time"},
     "partitions": {"total_buckets"},
     "tags": {"create_time"},
+    "schemas": {"options"},
 }
 
 

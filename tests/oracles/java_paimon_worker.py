@@ -651,7 +651,7 @@ class Worker:
             finally:
                 it.close()
         # a system table (``t$snapshots``) is no FileStoreTable: it has no schema id
-        schema_id = int(table.schema().id()) if hasattr(table, "schema") else None
+        schema_id = None if "$" in req["table"] else int(table.schema().id())
         return {"schema_id": schema_id,
                 "columns": [f.name() for f in fields],
                 "types": [f.type().asSQLString() for f in fields],

@@ -132,3 +132,36 @@ def java_is_whitespace(c: str) -> bool:
 def java_is_whitespace_only(text: str) -> bool:
     """Paimon's ``StringUtils.isNullOrWhitespaceOnly`` for a non-null string."""
     return all(java_is_whitespace(c) for c in text)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode()`` (over UTF-16 code units, 32-bit), as an unsigned int.
+
+        >>> java_string_hash("a"), java_string_hash("bucket")
+        (97, 2916764138)
+    """
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(keys: list[str]) -> list[str]:
+    """The order a ``java.util.HashMap`` of String keys, filled in ``keys``' order with the
+    default capacity, iterates them: by bucket (the spread hash's low bits of a table grown
+    to hold them at load factor 0.75), insertion order within a bucket. Java Paimon reads a
+    schema's options into such a map, so its ``$options`` and ``$schemas`` list them so.
+
+        >>> java_hash_map_order(["metadata.stats-mode", "file.format"])
+        ['file.format', 'metadata.stats-mode']
+    """
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(keys))]

@@ -7,7 +7,7 @@ rules followed here, per table:
 - ``$snapshots``: every snapshot file, oldest first; ``commit_time`` is the commit's
   milliseconds as the local wall-clock time (``ZoneId.systemDefault()``);
 - ``$schemas``: every schema, with ``fields``, keys and options as flat JSON;
-- ``$options``: the latest schema's options, in the file's order;
+- ``$options``: the latest schema's options, in the order of Java's HashMap of them;
 - ``$tags``: ``tag/tag-<name>`` files, by name; ``$branches``: ``branch/branch-<name>``
   directories, by name, created when their directory was last modified;
 - ``$manifests``: the latest snapshot's data manifests (base list, then delta list), the
@@ -34,6 +34,7 @@ from schemalab import fileio
 from schemalab.errors import CorruptFileError, SqlError
 from schemalab.paimon.binaryrow import decode_row, row_arity
 from schemalab.paimon.index import deletion_files, index_files
+from schemalab.paimon.java_text import java_hash_map_order
 from schemalab.paimon.listing import BucketDirs
 from schemalab.paimon.manifest import ManifestEntry, ManifestFileMeta
 from schemalab.paimon.manifest_codec import read_manifest_list
@@ -173,12 +174,19 @@ def _snapshots(t: Table) -> list[tuple[Any, ...]]:
 def _schemas(t: Table) -> list[tuple[Any, ...]]:
     return [(s.id, _flat_json([field_to_json(f) for f in s.fields]),
              _flat_json(list(s.partition_keys)), _flat_json(list(s.primary_keys)),
-             _flat_json(dict(s.options)), s.comment, _local_time(s.time_millis))
+             _flat_json(_java_options(s)), s.comment, _local_time(s.time_millis))
             for s in t.schemas]
 
 
+def _java_options(s: TableSchema) -> dict[str, str]:
+    """A schema's options as Java Paimon holds them: read into a HashMap (with what an old
+    file version implies), so in the HashMap's order."""
+    options = s.effective_options()
+    return {k: options[k] for k in java_hash_map_order(list(options))}
+
+
 def _options(t: Table) -> list[tuple[Any, ...]]:
-    return list(t.schema.options.items())
+    return list(_java_options(t.schema).items())
 
 
 _TAG_PREFIX = "tag-"
@@ -404,9 +412,6 @@ def _deleted_rows(t: Table) -> dict[bytes, int]:
 
 
 def _partitions(t: Table) -> list[tuple[Any, ...]]:
-    schema = t.schema
-    if not schema.partition_keys:
-        return []
     groups: dict[bytes, _Group] = {}
     texts: dict[bytes, str] = {}
     for e in _live(t):
