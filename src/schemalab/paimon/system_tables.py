@@ -380,22 +380,18 @@ class _Group:
     record_count: int = 0
     file_size: int = 0
     file_count: int = 0
-    last_creation: int | None = None
     total_buckets: int = 0
+    #: the newest file's creation time (the writer's wall clock)
+    last_creation: dt.datetime | None = None
 
     def add(self, e: ManifestEntry) -> None:
         self.record_count += e.file.row_count
         self.file_size += e.file.file_size
         self.file_count += 1
         self.total_buckets = e.total_buckets
-        c = e.file.creation_time
+        c = e.file.creation_datetime
         if c is not None and (self.last_creation is None or c > self.last_creation):
             self.last_creation = c
-
-
-def _creation(millis: int | None) -> dt.datetime | None:
-    return None if millis is None else dt.datetime(1970, 1, 1) + dt.timedelta(
-        milliseconds=millis)
 
 
 def _deleted_rows(t: Table) -> dict[bytes, int]:
@@ -418,7 +414,7 @@ def _partitions(t: Table) -> list[tuple[Any, ...]]:
         groups.setdefault(e.partition, _Group()).add(e)
         texts.setdefault(e.partition, _partition_text(e, t.schema_at(e.file.schema_id)))
     deleted = _deleted_rows(t)
-    rows = [(texts[p], g.record_count, g.file_size, g.file_count, _creation(g.last_creation),
+    rows = [(texts[p], g.record_count, g.file_size, g.file_count, g.last_creation,
              None, None, None, None, g.total_buckets, False, deleted.get(p, 0))
             for p, g in groups.items()]
     return sorted(rows, key=lambda r: r[0])
@@ -433,7 +429,7 @@ def _buckets(t: Table) -> list[tuple[Any, ...]]:
     for (partition, bucket), g in groups.items():
         values = decode_row(partition, types) if types else []
         rows.append((_row_text(values, types), bucket, g.record_count, g.file_size,
-                     g.file_count, _creation(g.last_creation)))
+                     g.file_count, g.last_creation))
     return sorted(rows, key=lambda r: (r[0], r[1]))
 
 

@@ -102,12 +102,10 @@ def _default_value(f: DataField, table: str) -> Column:
     from pyspark.sql import functions as F
 
     from schemalab.engine.paimon_casts import java_cast
+    from schemalab.schema.defaults import unquoted
     from schemalab.types.model import STRING
 
-    text = f.default_value or ""
-    if len(text) >= 2 and text.startswith("'") and text.endswith("'"):
-        text = text[1:-1]
-    literal = F.lit(text)
+    literal = F.lit(unquoted(f.default_value or ""))
     cast = java_cast(literal, STRING(), f.type)
     if cast is None:
         return literal.cast(to_spark(f.type))
