@@ -52,6 +52,9 @@ _ALL = (
          "Spark TABLE_OR_VIEW_ALREADY_EXISTS"),
     Rule("valid-identifier", "A database or table name that is empty, has a character Paimon "
          "paths cannot hold, or would leave the warehouse.", "Paimon Identifier"),
+    Rule("valid-ref-name", "A branch or tag name that is empty, too long, or has a character "
+         "that could name another path ('/', '..', '$', control characters).",
+         "Paimon BranchManager / TagManager"),
     Rule("rename-needs-local-disk", "RENAME of a table on an object store (no atomic rename).",
          _OWN),
     Rule("schema-must-exist", "A schema id the table does not have.",
