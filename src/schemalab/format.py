@@ -26,11 +26,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from schemalab.engine.execute import execute
-from schemalab.errors import SchemaLabError
+from schemalab.errors import NotFoundError, SchemaLabError
 from schemalab.explain.casts import FileStats
 from schemalab.explain.key import explain_key
 from schemalab.explain.read import ReadExplanation, explain
 from schemalab.explain.why import WhyAnswer, why
+from schemalab.refs import MAIN, Ref
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -71,19 +72,24 @@ class TableLike(Protocol):
     @property
     def snapshots(self) -> Sequence[Any]: ...
 
-    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
-        ...
+    @property
+    def refs(self) -> list[Ref]: ...
 
-    def read_plan(self, snapshot_id: int | None = None,
-                  schema: SchemaChoice = None) -> ReadPlan: ...
+    def branch(self, name: str) -> TableLike: ...
 
-    def explain_read(self, snapshot_id: int | None = None,
-                     schema: SchemaChoice = None) -> ReadExplanation: ...
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
+             ref: str | None = None) -> DataFrame: ...
+
+    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
+                  ref: str | None = None) -> ReadPlan: ...
+
+    def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
+                     key: Any = None, *, ref: str | None = None) -> ReadExplanation: ...
 
     def history(self) -> TableHistory: ...
 
     def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
-            schema: SchemaChoice = None) -> WhyAnswer: ...
+            schema: SchemaChoice = None, *, ref: str | None = None) -> WhyAnswer: ...
 
 
 def choose_schema(table: str, schema: SchemaChoice, snapshot_schema_id: int | None,
@@ -99,6 +105,26 @@ def choose_schema(table: str, schema: SchemaChoice, snapshot_schema_id: int | No
         return schema_at(snapshot_schema_id)
     raise SchemaLabError(f"schema must be 'snapshot', 'current' or a schema id, not "
                          f"{schema!r}", table=table, rule="read-schema")
+
+
+@dataclasses.dataclass(frozen=True)
+class RefTarget(Generic[SnapshotT]):
+    """What a read of a ref reads: ``table`` (the branch's own table object for a Paimon
+    branch, else the table itself), its ``snapshot`` (None: a branch without snapshots), the
+    schema that binds unless the caller picks one, and ``why`` that schema binds, in words
+    (the first line of explanations)."""
+
+    table: FormatTable[SnapshotT, Any]
+    snapshot: SnapshotT | None
+    schema: SchemaChoice
+    why: str
+
+
+def unknown_ref(table: str, name: str, refs: Sequence[Ref]) -> NotFoundError:
+    """The error for a ref name the table does not have, listing those it has."""
+    have = ", ".join(f"{r.kind} {r.name}" for r in refs) or "none"
+    return NotFoundError(f"Table {table} has no branch or tag {name!r} (refs: {have})",
+                         table=table, rule="ref-must-exist")
 
 
 class FormatTable(ABC, Generic[SnapshotT, SchemaT]):
@@ -129,6 +155,34 @@ class FormatTable(ABC, Generic[SnapshotT, SchemaT]):
         """The schema ``snap`` was written with."""
 
     @abstractmethod
+    def snapshot_id_of(self, snap: SnapshotT) -> int:
+        """``snap``'s id."""
+
+    @property
+    def refs(self) -> list[Ref]:
+        """Every branch and tag, ``main`` first. A format lists its own; this default
+        knows only ``main``, at the current snapshot and schema."""
+        snap = self.resolve_snapshot(None)
+        schema_id = getattr(self.schema, "id", None)
+        return [Ref(MAIN, "branch", None if snap is None else self.snapshot_id_of(snap),
+                    schema_id if isinstance(schema_id, int) else None)]
+
+    def ref_target(self, ref: str) -> RefTarget[SnapshotT]:
+        """What a read of branch or tag ``ref`` reads (see :class:`RefTarget`); an unknown
+        name is refused listing the refs there are. A format overrides this for its own
+        refs; this default reads ``main`` in today's schema."""
+        if ref == MAIN:
+            return RefTarget(self, self.resolve_snapshot(None), "current",
+                             "branch main: its current schema binds")
+        raise unknown_ref(self.name, ref, self.refs)
+
+    def branch(self, name: str) -> FormatTable[SnapshotT, SchemaT]:
+        """A table object for branch ``name`` (``main`` is the table itself)."""
+        if name == MAIN:
+            return self
+        raise unknown_ref(self.name, name, self.refs)
+
+    @abstractmethod
     def plan(self, snap: SnapshotT | None, target: SchemaT) -> ReadPlan:
         """The format's files of ``snap`` planned into the engine's read plan."""
 
@@ -145,44 +199,59 @@ class FormatTable(ABC, Generic[SnapshotT, SchemaT]):
         sid = None if snap is None else self.snapshot_schema_id(snap)
         return choose_schema(self.name, schema, sid, lambda: self.schema, self.schema_at)
 
-    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> ReadPlan:
+    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
+                  ref: str | None = None) -> ReadPlan:
         """How a read of ``snapshot_id`` (default: the current snapshot, in today's schema)
         gets each column from each group of files: the plan that :meth:`read` runs and
-        :meth:`explain_read` describes."""
+        :meth:`explain_read` describes. ``ref`` reads a branch head or a tag instead, with
+        the schema the format binds for it (see :meth:`ref_target`)."""
+        if ref is not None:
+            if snapshot_id is not None:
+                raise SchemaLabError(f"Table {self.name}: read a snapshot id or a ref, not both "
+                                     f"(snapshot {snapshot_id}, ref {ref!r})", table=self.name,
+                                     rule="one-read-target")
+            target = self.ref_target(ref)
+            tbl = target.table
+            chosen = target.schema if schema is None else schema
+            plan = tbl.plan(target.snapshot, tbl.target_schema(target.snapshot, chosen))
+            return dataclasses.replace(plan, binding=target.why if schema is None else None)
         snap = self.resolve_snapshot(snapshot_id)
         if snapshot_id is None and schema is None:
             schema = "current"
         return self.plan(snap, self.target_schema(snap, schema))
 
-    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
+             ref: str | None = None) -> DataFrame:
         """The evolved read as one Spark DataFrame.
 
         ``snapshot_id=None`` reads the current snapshot in the current schema. With a
         snapshot id the read uses *that snapshot's* schema (time travel, as Paimon and
         Iceberg do); ``schema="current"`` projects the old snapshot onto today's schema
-        instead, and an int picks any schema id."""
-        return execute(self.read_plan(snapshot_id, schema), self.spark)
+        instead, and an int picks any schema id. ``ref`` reads a branch head or a tag."""
+        return execute(self.read_plan(snapshot_id, schema, ref=ref), self.spark)
 
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
-                     key: Any = None) -> ReadExplanation:
+                     key: Any = None, *, ref: str | None = None) -> ReadExplanation:
         """For each group of files, how each output column of the read is produced, and why
         a value is NULL, a partition value, a default or cast: the explanation of the plan
         :meth:`read` runs. For a primary-key table, ``key`` (``{"id": 1}`` or the key's
         values in primary-key order) adds every version of that key and which one won."""
-        plan = self.read_plan(snapshot_id, schema)
-        out = explain(plan, self.history(), self.file_stats(plan))
+        plan = self.read_plan(snapshot_id, schema, ref=ref)
+        tbl = self if ref is None else self.ref_target(ref).table
+        out = explain(plan, tbl.history(), tbl.file_stats(plan))
         if key is None:
             return out
         return dataclasses.replace(out, key=explain_key(plan, self.spark, key))
 
     def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
-            schema: SchemaChoice = None) -> WhyAnswer:
+            schema: SchemaChoice = None, *, ref: str | None = None) -> WhyAnswer:
         """Why ``column`` (``a.b`` for a nested field) reads as it does — NULL, cast, or
         another column's old data — for the rows ``where`` (a Spark SQL condition) selects:
         the plan :meth:`explain_read` describes, run and counted per schema version of the
         files, with the field's history."""
-        return why(self.read_plan(snapshot_id, schema), self.history(), self.spark, column,
-                   where)
+        tbl = self if ref is None else self.ref_target(ref).table
+        return why(self.read_plan(snapshot_id, schema, ref=ref), tbl.history(), self.spark,
+                   column, where)
 
 
 def name_from_path(path: str) -> str:

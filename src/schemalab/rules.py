@@ -55,6 +55,10 @@ _ALL = (
     Rule("valid-ref-name", "A branch or tag name that is empty, too long, or has a character "
          "that could name another path ('/', '..', '$', control characters).",
          "Paimon BranchManager / TagManager"),
+    Rule("ref-must-exist", "A branch or tag name the table does not have (the message lists "
+         "those it has).", "Paimon BranchManager / TagManager; Iceberg SnapshotRef"),
+    Rule("one-read-target", "A read given both a snapshot id and a branch or tag.",
+         "Spark time travel (one of VERSION AS OF / TIMESTAMP AS OF)"),
     Rule("rename-needs-local-disk", "RENAME of a table on an object store (no atomic rename).",
          _OWN),
     Rule("schema-must-exist", "A schema id the table does not have.",

@@ -236,6 +236,9 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def snapshot_schema_id(self, snap: Snapshot) -> int:
         return snap.schema_id
 
+    def snapshot_id_of(self, snap: Snapshot) -> int:
+        return snap.id
+
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
         return plan_paimon_read(self.name, target, snap, self.data_files(snap), self.schema_at)
 
@@ -279,19 +282,21 @@ class Table(FormatTable[Snapshot, TableSchema]):
     # ---- the shared read pipeline, as public calls (one schema listing each) ------------------
 
     @_public
-    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> ReadPlan:
-        return super().read_plan(snapshot_id, schema)
+    def read_plan(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
+                  ref: str | None = None) -> ReadPlan:
+        return super().read_plan(snapshot_id, schema, ref=ref)
 
     @_public
-    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None) -> DataFrame:
-        return super().read(snapshot_id, schema)
+    def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
+             ref: str | None = None) -> DataFrame:
+        return super().read(snapshot_id, schema, ref=ref)
 
     @_public
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,
-                     key: Any = None) -> ReadExplanation:
-        return super().explain_read(snapshot_id, schema, key)
+                     key: Any = None, *, ref: str | None = None) -> ReadExplanation:
+        return super().explain_read(snapshot_id, schema, key, ref=ref)
 
     @_public
     def why(self, column: str, where: str | None = None, snapshot_id: int | None = None,
-            schema: SchemaChoice = None) -> WhyAnswer:
-        return super().why(column, where, snapshot_id, schema)
+            schema: SchemaChoice = None, *, ref: str | None = None) -> WhyAnswer:
+        return super().why(column, where, snapshot_id, schema, ref=ref)

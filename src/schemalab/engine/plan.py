@@ -186,6 +186,8 @@ class ReadPlan:
     skipped: tuple[DataFile, ...] = ()
     #: live delete files the read does not apply, and why (for explanations)
     ignored_deletes: tuple[IgnoredDelete, ...] = ()
+    #: a read of a branch or tag: which schema binds and why (first line of explanations)
+    binding: str | None = None
 
     @property
     def files(self) -> list[DataFile]:

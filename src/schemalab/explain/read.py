@@ -85,6 +85,8 @@ class ReadExplanation:
     #: why rows are absent (deleted, or in files the read leaves out), or present despite
     #: a delete file
     deletes: tuple[DeleteExplanation, ...] = ()
+    #: a read of a branch or tag: which schema binds and why
+    binding: str | None = None
 
     @property
     def mode_text(self) -> str:
@@ -109,7 +111,7 @@ class ReadExplanation:
         what = (f"no data yet (no snapshot); schema {self.schema_id}" if self.snapshot_id is None
                 else f"read of snapshot {self.snapshot_id} in schema {self.schema_id}")
         head = f"{self.table}: {what} ({self.mode_text})"
-        lines = [head]
+        lines = [head] if self.binding is None else [f"{head}; {self.binding}"]
         if self.merge:
             lines.append(self.merge)
         if self.key is not None:
@@ -231,7 +233,7 @@ def explain(plan: ReadPlan, history: TableHistory | None = None,
     rules = ICEBERG_RULES if plan.format == "iceberg" else plan.cast_mode.value
     return ReadExplanation(plan.table, plan.snapshot_id, plan.target.id, rules,
                            tuple(groups), merge=merge_text(plan),
-                           deletes=tuple(delete_explanations(plan)))
+                           deletes=tuple(delete_explanations(plan)), binding=plan.binding)
 
 
 def merge_text(plan: ReadPlan) -> str | None:

@@ -88,6 +88,8 @@ class WhyAnswer:
     deletes: tuple[str, ...] = ()
     #: how many of the rows in the data files that ``where`` selects the deletes removed
     deleted: int = 0
+    #: a read of a branch or tag: which schema binds and why
+    binding: str | None = None
 
     @property
     def rows(self) -> int:
@@ -100,8 +102,9 @@ class WhyAnswer:
     def headline(self) -> str:
         snap = "no snapshot yet" if self.snapshot_id is None else f"snapshot {self.snapshot_id}"
         rows = f"; rows where {self.where}" if self.where else ""
-        return (f"{self.table}: why `{self.column}` reads as it does ({snap}, schema "
+        head = (f"{self.table}: why `{self.column}` reads as it does ({snap}, schema "
                 f"{self.schema_id}, {self.mode_text}{rows})")
+        return head if self.binding is None else f"{head}; {self.binding}"
 
     def text(self) -> str:
         lines = [self.headline(), *self.history]
@@ -175,7 +178,7 @@ def why(plan: ReadPlan, history: TableHistory, spark: SparkSession, column: str,
         else (0, [])
     return WhyAnswer(plan.table, column, fid, plan.snapshot_id, plan.target.id,
                      ex.mode_text, where, tuple(story), tuple(groups), merge=ex.merge,
-                     deletes=tuple(deletes), deleted=deleted)
+                     deletes=tuple(deletes), deleted=deleted, binding=ex.binding)
 
 
 def _n_rows(n: int) -> str:

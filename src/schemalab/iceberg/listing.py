@@ -162,6 +162,9 @@ class IcebergSource:
                                  table=self.name, rule="snapshot-must-exist")
         return s
 
+    def snapshot_id_of(self, snap: IcebergSnapshot) -> int:
+        return snap.snapshot_id
+
     def snapshot_schema_id(self, snap: IcebergSnapshot) -> int:
         """The schema a snapshot was written with: its ``schema-id``, else (older writers
         did not record it) the current schema of the first metadata file on disk that made

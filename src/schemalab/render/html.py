@@ -145,6 +145,8 @@ def explanation_html(ex: ReadExplanation) -> str:
             else f"read of snapshot {ex.snapshot_id} in schema {ex.schema_id}")
     parts = [f"<div class='sl-explain' style='{BOX}'><b>{e(ex.table)}</b>: {e(what)} "
              f"<span style='color:#57606a'>({e(ex.mode_text)})</span>"]
+    if ex.binding:
+        parts.append(f"<p class='sl-binding'>{e(ex.binding)}</p>")
     if ex.merge:
         parts.append(f"<p class='sl-merge'>{e(ex.merge)}</p>")
     if ex.key is not None:
