@@ -173,7 +173,8 @@ class Table(FormatTable[Snapshot, TableSchema]):
     # ---- writes -------------------------------------------------------------------------------
 
     def _write_target(self) -> WriteTarget:
-        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark)
+        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark,
+                           reader=self._manifests)
 
     @_public
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
