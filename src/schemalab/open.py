@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import TableNotFoundError
@@ -17,11 +17,17 @@ _DATA_FILE_ENDINGS = (".parquet", ".orc", ".avro")
 
 
 def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None,
-               options: dict[str, str] | None = None) -> Table | IcebergTable:
+               options: dict[str, str] | None = None, *,
+               catalog: str | dict[str, Any] | None = None) -> Table | IcebergTable:
     """A Paimon table (schemalab, Java Paimon, pypaimon: a ``schema/`` directory) or an
     Iceberg table (a ``metadata/`` directory with ``*.metadata.json``, or such a file), on
     local disk or any store pyarrow reaches (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``;
-    ``options`` as for :class:`schemalab.Warehouse`)."""
+    ``options`` as for :class:`schemalab.Warehouse`). With ``catalog`` (a name or properties,
+    see :mod:`schemalab.catalogs`), ``path`` is the table's name in that catalog (``db.t``)."""
+    if catalog is not None:
+        from schemalab.catalogs import open_catalog_table
+
+        return open_catalog_table(os.fspath(path), catalog, spark)
     p = fileio.normalize(path)
     fileio.configure(p, options)
     if fileio.list_names(os.path.join(p, "schema")):

@@ -72,10 +72,31 @@ class Warehouse:
     may be a user's own session (local, a cluster, or Spark Connect); otherwise
     :func:`schemalab.local_spark` is started the first time data is touched. ``options`` are
     Paimon's catalog options for the store (``s3.endpoint``, ``s3.access-key``, ...); by
-    default the standard environment configures it."""
+    default the standard environment configures it. ``catalog`` (a name or properties, see
+    :mod:`schemalab.catalogs`) opens a catalog's tables instead of a path."""
 
-    def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None,
-                 options: dict[str, str] | None = None) -> None:
+    def __new__(cls, path: str | os.PathLike[str] | None = None,
+                spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                catalog: str | dict[str, Any] | None = None) -> Warehouse:
+        # An Iceberg catalog's warehouse is a CatalogWarehouse (schemalab.catalogs)
+        if catalog is not None and cls is Warehouse:
+            from schemalab import catalogs
+
+            if not catalogs.is_paimon(catalogs.catalog_config(catalog)[1]):
+                return super().__new__(catalogs.CatalogWarehouse)
+        return super().__new__(cls)
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                 catalog: str | dict[str, Any] | None = None) -> None:
+        if catalog is not None:  # Paimon's filesystem catalog: its warehouse directory
+            from schemalab.catalogs import paimon_warehouse
+
+            path, found = paimon_warehouse(catalog)
+            options = {**found, **(options or {})}
+        if path is None:
+            raise SchemaLabError("A Warehouse needs a path, or catalog=... (a name or "
+                                 "properties)", rule="catalog-config")
         self.path = fileio.normalize(path)
         fileio.configure(self.path, options)
         fileio.makedirs(self.path)
