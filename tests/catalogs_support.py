@@ -33,6 +33,8 @@ class RestServer:
     log: Path
 
     def stop(self) -> None:
+        if self.process.stdin is not None:  # the Paimon launcher stops on stdin EOF
+            self.process.stdin.close()
         self.process.terminate()
         try:
             self.process.wait(timeout=20)
@@ -135,3 +137,71 @@ def rest_server(root: Path) -> Iterator[RestServer]:
         yield server
     finally:
         server.stop()
+
+
+PAIMON_CLASSPATH = REPO / ".oracles" / "paimon-rest.classpath"
+PAIMON_LAUNCHER = REPO / "tests" / "oracles" / "java" / "paimon-rest" / "LocalPaimonRestServer.java"
+PAIMON_TOKEN = "schemalab-test-token"  # noqa: S105 - the server's bearer token, loopback only
+
+
+def start_paimon_rest_server(root: Path) -> RestServer:
+    """Start Paimon's REST catalog server (paimon-core's test server, on okhttp's
+    MockWebServer, loopback) over a filesystem catalog in ``root/data``, warehouse ``wh``.
+    Stopped by closing its stdin."""
+    if not PAIMON_CLASSPATH.is_file():
+        raise RestServerUnavailable(
+            f"{PAIMON_CLASSPATH} is missing: run `make oracle-jars` (or `make test-catalogs`)")
+    data = root / "data"
+    log = root / "paimon-rest-server.log"
+    err = open(log, "wb")  # noqa: SIM115 - the server writes to it until stopped
+    proc = subprocess.Popen(
+        ["java", "-cp", PAIMON_CLASSPATH.read_text().strip(), str(PAIMON_LAUNCHER),
+         str(data), "wh", PAIMON_TOKEN],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=root)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith(b"READY "):
+            url = line.split()[1].decode().rstrip("/").replace("localhost", "127.0.0.1")
+            return RestServer(url, data, proc, log)
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    proc.wait()
+    raise RestServerUnavailable(f"Paimon's REST server did not start: {log.read_text()[-2000:]}")
+
+
+def paimon_rest_props(server: RestServer) -> dict[str, str]:
+    return {"type": "paimon-rest", "uri": server.uri, "warehouse": "wh",
+            "token.provider": "bear", "token": PAIMON_TOKEN}
+
+
+def make_paimon_tables(props: dict[str, str]) -> None:
+    """Through Paimon's REST catalog with pypaimon: ``db.events`` (two commits, then a
+    column added, a third commit)."""
+    import pyarrow as pa
+    from pypaimon import CatalogFactory, Schema
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    opts = {k: v for k, v in props.items() if k != "type"}
+    cat = CatalogFactory.create({**opts, "metastore": "rest"})
+    cat.create_database("db", True)
+    arrow = pa.schema([("id", pa.int64()), ("name", pa.string())])
+    cat.create_table("db.events", Schema.from_pyarrow_schema(arrow), False)
+
+    def commit(data: pa.Table) -> None:
+        t = cat.get_table("db.events")
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        w.write_arrow(data)
+        c.commit(w.prepare_commit())
+        w.close()
+        c.close()
+
+    commit(pa.table({"id": [1, 2], "name": ["a", "b"]}, schema=arrow))
+    commit(pa.table({"id": [3], "name": ["c"]}, schema=arrow))
+    cat.alter_table("db.events", [SchemaChange.add_column("score", AtomicType("INT"))], False)
+    commit(pa.table({"id": [4], "name": ["d"], "score": pa.array([9], pa.int32())},
+                    schema=arrow.append(pa.field("score", pa.int32()))))

@@ -13,11 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from catalogs_support import RestServer, make_tables, sql_catalog, start_rest_server
+from catalogs_support import (
+    RestServer,
+    make_paimon_tables,
+    make_tables,
+    paimon_rest_props,
+    sql_catalog,
+    start_paimon_rest_server,
+    start_rest_server,
+)
 
 import schemalab as sl
 from schemalab import catalogs, cli
 from schemalab.errors import SchemaLabError, TableNotFoundError
+from schemalab.warehouse import CatalogWarehouse
+
+pytest_plugins = ["infra.fixtures"]
 
 #: what the REST server puts in every loadTable's config (RESTServerCatalogAdapter's
 #: include-credentials): the client must read the table with them
@@ -152,6 +163,35 @@ def test_rest_table_config_and_credentials_reach_the_reader(rest_props: dict[str
     assert "AKIDCATALOG" not in repr(ref)
 
 
+def test_catalog_credentials_read_a_table_on_s3(s3: Any, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQL catalog whose warehouse is on S3 (moto on loopback): only the catalog's
+    properties say how to reach the store (no AWS_* in the environment), and schemalab's
+    own reader reads the table's metadata, manifests and history there."""
+    for k in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID",
+              "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    from infra.s3 import ACCESS_KEY, REGION, SECRET_KEY
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    bucket_dir = s3.uri("catalogs", tmp_path.name)
+    props = {"type": "sql", "name": "s3cat", "uri": f"sqlite:///{tmp_path / 'c.db'}",
+             "warehouse": bucket_dir, "s3.endpoint": s3.endpoint,
+             "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY,
+             "s3.region": REGION}
+    maker = SqlCatalog("s3cat", **{k: v for k, v in props.items() if k not in ("type", "name")})
+    make_tables(maker)
+    oracle = maker.load_table("db.evolved")
+    t = sl.open_table("db.evolved", catalog=props)
+    assert t.metadata_file.startswith("s3://") and t.path.startswith(bucket_dir)
+    h = t.history()
+    assert [s.id for s in h.snapshots] == [s.snapshot_id for s in oracle.metadata.snapshots]
+    live = {f.path for f in h.tree(h.snapshots[-1].id).live_files}
+    assert len(live) == 3
+    assert [v.id for v in h.schemas] == [0, 1, 2]
+
+
 def test_store_options_follow_icebergs_property_names() -> None:
     assert catalogs.store_options({
         "s3.endpoint": "http://127.0.0.1:9000", "s3.region": "eu-west-1",
@@ -239,7 +279,7 @@ def test_pyiceberg_configuration_names_catalogs(rest_props: dict[str, str], tmp_
 
 def test_warehouse_on_an_iceberg_catalog(props: dict[str, str], spark: Any) -> None:
     wh = sl.Warehouse(catalog=props, spark=spark)
-    assert isinstance(wh, catalogs.CatalogWarehouse)
+    assert isinstance(wh, CatalogWarehouse) and isinstance(wh, sl.Warehouse)
     assert wh.list_databases() == ["db"]
     assert wh.list_tables() == ["db.evolved", "db.plain", "db.refs"]
     assert wh.has_table("db.plain") and not wh.has_table("db.nope")
@@ -265,6 +305,55 @@ def test_paimon_filesystem_catalog_is_a_warehouse(tmp_path: Path) -> None:
     assert isinstance(t, sl.Table) and [f.name for f in t.schema.fields] == ["a", "c"]
     assert sl.Warehouse(catalog={"metastore": "filesystem",
                                  "warehouse": str(tmp_path / "wh")}).list_tables() == ["db.t"]
+
+
+@pytest.fixture(scope="module")
+def paimon_rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    server = start_paimon_rest_server(tmp_path_factory.mktemp("paimon-rest"))
+    try:
+        props = paimon_rest_props(server)
+        make_paimon_tables(props)
+        yield props
+    finally:
+        server.stop()
+
+
+def _pypaimon_rows(props: dict[str, str], ident: str) -> list[tuple[Any, ...]]:
+    from pypaimon import CatalogFactory
+
+    opts = {k: v for k, v in props.items() if k != "type"}
+    t = CatalogFactory.create({**opts, "metastore": "rest"}).get_table(ident)
+    rb = t.new_read_builder()
+    return _arrow_rows(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
+
+
+def test_paimon_rest_catalog_tables(paimon_rest: dict[str, str], spark: Any) -> None:
+    t = sl.open_table("db.events", catalog=paimon_rest, spark=spark)
+    assert isinstance(t, sl.Table) and t.name == "db.events"
+    assert [f.name for f in t.schema.fields] == ["id", "name", "score"]
+    assert _rows(t.read()) == _pypaimon_rows(paimon_rest, "db.events")
+    h = t.history()
+    assert [s.id for s in h.snapshots] == [1, 2, 3] and [v.id for v in h.schemas] == [0, 1]
+    wh = sl.Warehouse(catalog=paimon_rest, spark=spark)
+    assert wh.list_databases() == ["db"] and wh.list_tables() == ["db.events"]
+    assert _rows(wh.table("db.events").read()) == _rows(t.read())
+    with pytest.raises(TableNotFoundError) as e:
+        wh.table("db.event")
+    assert "db.events" in str(e.value) and e.value.rule == "table-must-exist"
+    with pytest.raises(SchemaLabError) as e2:
+        wh.sql("DROP TABLE db.events")
+    assert e2.value.rule == "catalog-read-only"
+
+
+def test_paimon_rest_catalog_by_name_in_the_cli(paimon_rest: dict[str, str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    _config(tmp_path, monkeypatch, {"team": paimon_rest})
+    code, out, err = _cli("inspect", "--catalog", "team", "db.events")
+    assert code == 0, err
+    assert out.startswith("db.events (paimon) at ") and "score" in out
+    code, out, err = _cli("inspect", "--catalog", "team", "db.events", "--json")
+    assert code == 0, err
+    assert [s["id"] for s in json.loads(out)["snapshots"]] == [1, 2, 3]
 
 
 def test_paimon_catalog_errors(tmp_path: Path) -> None:

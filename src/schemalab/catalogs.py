@@ -1,5 +1,6 @@
 """Tables by catalog name: Iceberg catalogs through pyiceberg's ``load_catalog`` (REST, SQL,
-Hive, Glue, ...) and Paimon's filesystem catalog.
+Hive, Glue, ...), Paimon's REST catalog through pypaimon's REST client, and Paimon's
+filesystem catalog (a :class:`~schemalab.Warehouse` directory).
 
     t = sl.open_table("db.t", catalog={"type": "rest", "uri": "http://127.0.0.1:8181"})
     t = sl.open_table("db.t", catalog="lake")          # a catalog configured by name
@@ -28,6 +29,12 @@ then from pyiceberg's own configuration (``~/.pyiceberg.yaml``, ``$PYICEBERG_HOM
       paimon:
         type: filesystem       # Paimon's filesystem catalog: a warehouse directory
         warehouse: /data/paimon
+      team:
+        type: paimon-rest      # Paimon's REST catalog (or metastore: rest)
+        uri: http://127.0.0.1:10000
+        warehouse: wh
+        token.provider: bear
+        token: ...
 
 Commits through a catalog are not made here yet. The hook for them is
 :attr:`CatalogTableRef.handle`: pyiceberg's table, whose catalog's ``commit_table(table,
@@ -52,7 +59,6 @@ from schemalab.errors import (
 )
 from schemalab.iceberg import IcebergTable
 from schemalab.iceberg.metadata import load_json, parse_table_metadata
-from schemalab.warehouse import Warehouse
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -145,6 +151,25 @@ def is_paimon(props: Mapping[str, str]) -> bool:
     return kind in PAIMON_FILESYSTEM + PAIMON_REST or "metastore" in props
 
 
+def is_paimon_filesystem(props: Mapping[str, str]) -> bool:
+    """Whether catalog properties name Paimon's filesystem catalog (a warehouse directory)."""
+    return is_paimon(props) and not _is_paimon_rest(props)
+
+
+def _is_paimon_rest(props: Mapping[str, str]) -> bool:
+    return (props.get("type", "").lower() in PAIMON_REST
+            or props.get("metastore", "").lower() == "rest")
+
+
+def connect(catalog: str | Mapping[str, Any]) -> IcebergCatalog | PaimonRestCatalog:
+    """The catalog ``catalog`` names (not Paimon's filesystem catalog: that is a
+    :class:`~schemalab.Warehouse` directory)."""
+    name, props = catalog_config(catalog)
+    if _is_paimon_rest(props):
+        return PaimonRestCatalog({**props, "name": name})
+    return IcebergCatalog({**props, "name": name})
+
+
 def paimon_warehouse(catalog: str | Mapping[str, Any]) -> tuple[str, dict[str, str]]:
     """``(warehouse path, store options)`` of Paimon's filesystem catalog: what
     ``Warehouse(path, options=...)`` takes."""
@@ -152,10 +177,8 @@ def paimon_warehouse(catalog: str | Mapping[str, Any]) -> tuple[str, dict[str, s
     kind = props.pop("type", "").lower()
     metastore = props.pop("metastore", "filesystem").lower()
     if kind in PAIMON_REST or metastore == "rest":
-        raise SchemaLabError(
-            f"Catalog {name!r} is Paimon's REST catalog, which schemalab does not reach yet: "
-            "open its warehouse directory (Paimon's filesystem catalog) instead",
-            rule="catalog-config")
+        raise SchemaLabError(f"Catalog {name!r} is Paimon's REST catalog, not a warehouse "
+                             "directory", rule="catalog-config")
     if metastore != "filesystem":
         raise SchemaLabError(
             f"Catalog {name!r}: Paimon metastore {metastore!r} is not supported; schemalab "
@@ -296,7 +319,7 @@ def _missing_snapshots(md: Any, location: str) -> tuple[int, ...]:
     return tuple(sorted(i for i in in_file if isinstance(i, int) and i not in present))
 
 
-def _close(identifier: str, cat: IcebergCatalog) -> str | None:
+def _close(identifier: str, cat: IcebergCatalog | PaimonRestCatalog) -> str | None:
     from schemalab.history.names import close_names
 
     try:
@@ -352,77 +375,71 @@ class CatalogIcebergTable(IcebergTable):
 
 
 # --------------------------------------------------------------------------------------------
-# Entry points: open_table(..., catalog=...) and Warehouse(catalog=...)
+# Paimon's REST catalog through pypaimon's REST client
 # --------------------------------------------------------------------------------------------
 
 
-def open_catalog_table(identifier: str, catalog: str | Mapping[str, Any],
-                       spark: SparkSession | None = None) -> Table | IcebergTable:
-    """Table ``identifier`` (``db.t``) of ``catalog`` (a name or properties)."""
-    name, props = catalog_config(catalog)
-    if is_paimon(props):
-        from schemalab.warehouse import Warehouse
+class PaimonRestCatalog:
+    """Paimon's REST catalog (``metastore: rest`` or ``type: paimon-rest``, with ``uri``,
+    ``warehouse`` and its token options), reached through pypaimon's REST client. The catalog
+    says where each table's directory is; schemalab reads the table there. Commits through
+    it (Paimon's REST ``commit`` of a snapshot) are the same hook as Iceberg's: not made
+    here yet."""
 
-        return Warehouse(catalog={**props, "name": name}, spark=spark).table(identifier)
-    return IcebergCatalog({**props, "name": name}).open(identifier, spark=spark)
+    def __init__(self, catalog: str | Mapping[str, Any]) -> None:
+        self.name, self.properties = catalog_config(catalog)
+        opts = {k: v for k, v in self.properties.items() if k != "type"}
+        opts["metastore"] = "rest"
+        from pypaimon import CatalogFactory
 
-
-def _read_only(what: str) -> SchemaLabError:
-    return SchemaLabError(f"{what} is not done through an Iceberg catalog yet: schemalab reads "
-                          "catalog tables (commits through the catalog come with its Iceberg "
-                          "writer)", rule="catalog-read-only")
-
-
-class CatalogWarehouse(Warehouse):
-    """``sl.Warehouse(catalog=...)`` on an Iceberg catalog: its namespaces and tables, each
-    read by schemalab (:class:`CatalogIcebergTable`). Statements and checkpoints are refused
-    with rule ``catalog-read-only``."""
-
-    def __init__(self, path: str | os.PathLike[str] | None = None,
-                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
-                 catalog: str | Mapping[str, Any] | None = None) -> None:
-        if catalog is None:
-            raise SchemaLabError("CatalogWarehouse needs catalog=...", rule="catalog-config")
-        self.catalog = IcebergCatalog(catalog)
-        self.path = self.catalog.describe()
-        self._spark = spark
+        try:
+            self.pypaimon = CatalogFactory.create(opts)
+        except Exception as e:  # noqa: BLE001 - pypaimon raises many kinds
+            raise _unavailable(self.name, "cannot be opened", e) from None
 
     def __repr__(self) -> str:
-        return f"Warehouse(catalog={self.catalog.name!r})"
+        return f"PaimonRestCatalog({self.name!r})"
+
+    def describe(self) -> str:
+        return f"catalog {self.name} ({self.properties.get('uri', '')})"
 
     def list_databases(self) -> list[str]:
-        return self.catalog.list_databases()
+        try:
+            return sorted(self.pypaimon.list_databases())
+        except Exception as e:  # noqa: BLE001
+            raise _unavailable(self.name, "cannot list databases", e) from None
 
     def list_tables(self, database: str | None = None) -> list[str]:
-        return self.catalog.list_tables(database)
+        out: list[str] = []
+        for db in [database] if database else self.list_databases():
+            try:
+                out.extend(f"{db}.{t}" for t in self.pypaimon.list_tables(db))
+            except Exception as e:  # noqa: BLE001
+                if type(e).__name__ == "DatabaseNotExistException":
+                    raise TableNotFoundError(f"Catalog {self.name} has no database {db!r}",
+                                             rule="table-must-exist") from None
+                raise _unavailable(self.name, f"cannot list the tables of {db!r}", e) from None
+        return sorted(out)
 
-    def table(self, name: Any) -> CatalogIcebergTable:  # type: ignore[override]
-        return self.catalog.open(str(name), spark=self._spark)
-
-    def has_table(self, name: Any) -> bool:
+    def load(self, identifier: str) -> str:
+        """The directory of table ``identifier``, as the catalog says."""
         try:
-            self.catalog.load(str(name))
-            return True
-        except TableNotFoundError:
-            return False
+            path = str(self.pypaimon.get_table(identifier).table_path)
+        except Exception as e:  # noqa: BLE001
+            if type(e).__name__ in ("TableNotExistException", "DatabaseNotExistException"):
+                near = _close(identifier, self)
+                raise TableNotFoundError(
+                    f"Table {identifier} does not exist in {self.describe()}."
+                    + (f" Did you mean {near}?" if near else ""),
+                    table=identifier, rule="table-must-exist") from None
+            raise _unavailable(self.name, f"cannot load table {identifier}", e) from None
+        path = fileio.normalize(path)
+        # the catalog's store options (Paimon's own names, as Warehouse(options=) takes them)
+        fileio.configure(path, {k: v for k, v in self.properties.items()
+                                if k.startswith("s3.")})
+        return path
 
-    def execute_sql(self, text: str) -> Any:
-        raise _read_only("Running SQL")
+    def open(self, identifier: str, spark: SparkSession | None = None) -> Table:
+        from schemalab.table import Table
 
-    def execute(self, stmt: Any) -> Any:
-        raise _read_only("Running SQL")
-
-    def checkpoint(self) -> Any:
-        raise _read_only("A checkpoint")
-
-    def restore(self, token: Any) -> None:
-        raise _read_only("A restore")
-
-    def create_table(self, *args: Any, **kwargs: Any) -> Any:
-        raise _read_only("Creating a table")
-
-    def drop_table(self, *args: Any, **kwargs: Any) -> bool:
-        raise _read_only("Dropping a table")
-
-    def rename_table(self, *args: Any, **kwargs: Any) -> Any:
-        raise _read_only("Renaming a table")
+        return Table(self.load(identifier), identifier, spark=spark)

@@ -25,9 +25,13 @@ def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None,
     ``options`` as for :class:`schemalab.Warehouse`). With ``catalog`` (a name or properties,
     see :mod:`schemalab.catalogs`), ``path`` is the table's name in that catalog (``db.t``)."""
     if catalog is not None:
-        from schemalab.catalogs import open_catalog_table
+        from schemalab.catalogs import catalog_config, connect, is_paimon_filesystem
+        from schemalab.warehouse import Warehouse
 
-        return open_catalog_table(os.fspath(path), catalog, spark)
+        name, props = catalog_config(catalog)
+        if is_paimon_filesystem(props):  # a warehouse directory
+            return Warehouse(catalog={**props, "name": name}, spark=spark).table(os.fspath(path))
+        return connect({**props, "name": name}).open(os.fspath(path), spark=spark)
     p = fileio.normalize(path)
     fileio.configure(p, options)
     if fileio.list_names(os.path.join(p, "schema")):
