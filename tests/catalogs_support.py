@@ -205,3 +205,21 @@ def make_paimon_tables(props: dict[str, str]) -> None:
     cat.alter_table("db.events", [SchemaChange.add_column("score", AtomicType("INT"))], False)
     commit(pa.table({"id": [4], "name": ["d"], "score": pa.array([9], pa.int32())},
                     schema=arrow.append(pa.field("score", pa.int32()))))
+
+
+ICEBERG12_CLASSPATH = REPO / ".oracles" / "iceberg-1.12.0.classpath"
+JAVA_WRITER = REPO / "tests" / "oracles" / "java" / "iceberg-rest" / "JavaRestWriter.java"
+
+
+def java_iceberg_table(server: RestServer, name: str) -> str:
+    """Table ``java.NAME`` written by Java Iceberg 1.12.0 through the REST catalog (appends,
+    a column added, tag ``v1``, branch ``dev``). Its identifier."""
+    if not ICEBERG12_CLASSPATH.is_file():
+        raise RestServerUnavailable(f"{ICEBERG12_CLASSPATH} is missing: run `make oracle-jars`")
+    done = subprocess.run(
+        ["java", "-cp", ICEBERG12_CLASSPATH.read_text().strip(), str(JAVA_WRITER),
+         server.uri, name],
+        capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0 or "DONE " not in done.stdout:
+        raise RuntimeError(f"Java Iceberg's writer failed: {done.stderr[-3000:]}")
+    return f"java.{name}"

@@ -365,7 +365,7 @@ class CatalogIcebergTable(IcebergTable):
             return h
         ids = ", ".join(map(str, ref.missing_snapshot_ids[:10]))
         more = len(ref.missing_snapshot_ids) - 10
-        note = (f"partial: catalog {ref.catalog} returned {len(ref.returned_snapshot_ids)} "
+        note = (f"catalog {ref.catalog} returned {len(ref.returned_snapshot_ids)} "
                 f"of the table's snapshots (only those its refs name: snapshots=refs); "
                 f"missing {len(ref.missing_snapshot_ids)}: {ids}"
                 + (f" and {more} more" if more > 0 else "")
