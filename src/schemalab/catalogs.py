@@ -127,7 +127,9 @@ def catalog_names() -> list[str]:
 
 
 def catalog_config(catalog: str | Mapping[str, Any]) -> tuple[str, dict[str, str]]:
-    """``(name, properties)`` of a catalog given by name or as properties."""
+    """``(name, properties)`` of a catalog given by name or as properties. Properties may
+    carry the catalog's ``name`` (pyiceberg's SQL catalog keys its tables by it); without
+    one the name is the ``type``."""
     if isinstance(catalog, Mapping):
         props = {str(k): str(v) for k, v in catalog.items()}
         return props.pop("name", None) or props.get("type", "catalog"), props
