@@ -210,6 +210,13 @@ _ALL = (
     Rule("compaction-conflict", "A compaction whose input files another commit replaced; "
          "nothing of it is visible.", "Paimon FileStoreCommit conflict check"),
     Rule("orphans-branches", "clean_orphans on a table with branches.", _OWN),
+    # --- catalogs ----------------------------------------------------------------------------
+    Rule("catalog-config", "A catalog named nowhere (~/.schemalab.yaml, .pyiceberg.yaml, "
+         "PYICEBERG_CATALOG__* environment) or configured without what it needs.", _OWN),
+    Rule("catalog-unavailable", "A catalog that cannot be reached or refused a request "
+         "(listing, loading a table).", "Iceberg REST catalog spec / pyiceberg"),
+    Rule("catalog-read-only", "Writing (SQL, checkpoints, commits) through a warehouse opened "
+         "on an Iceberg catalog: schemalab reads catalog tables, commits come later.", _OWN),
     # --- command line ------------------------------------------------------------------------
     Rule("explain-arguments", "schemalab explain --where without --column.", _OWN),
     Rule("older-than", "schemalab clean-orphans --older-than below 0.", _OWN),

@@ -91,6 +91,8 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
     lineages = flt.fields(h)
     field_ids = {lin.field_id for lin in lineages}
     out = [f"{h.name} ({h.format}) at {h.location}", "", "Schema versions:"]
+    if h.partial:
+        out[1:1] = [f"PARTIAL HISTORY: {h.partial}"]
     shown = 0
     for v in h.schemas:
         if flt.since is not None and (v.time_millis or 0) < flt.since:
