@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from schemalab import fileio
+from schemalab.engine.execute import execute
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.errors import (
     SchemaChangeError,
@@ -31,6 +32,7 @@ from schemalab.errors import (
 from schemalab.format import FormatTable, SchemaChoice, SparkSource, name_from_path
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
+from schemalab.paimon.data_evolution import with_system_columns
 from schemalab.paimon.history import paimon_history
 from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import ManifestEntry
@@ -288,8 +290,14 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     @_public
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
-             ref: str | None = None) -> DataFrame:
-        return super().read(snapshot_id, schema, ref=ref)
+             ref: str | None = None, system_columns: Sequence[str] = ()) -> DataFrame:
+        """``system_columns`` (``"_ROW_ID"``, ``"_SEQUENCE_NUMBER"``) adds a row-tracking
+        table's row ids and sequence numbers after its columns, as Paimon reads them."""
+        if not system_columns:
+            return super().read(snapshot_id, schema, ref=ref)
+        plan = with_system_columns(self.read_plan(snapshot_id, schema, ref=ref),
+                                   list(system_columns))
+        return execute(plan, self.spark)
 
     @_public
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,

@@ -49,9 +49,9 @@ from schemalab.types.visitor import (
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+    import numpy.typing as npt
 
     from schemalab.engine.row_merge import RowMerge
-    import numpy.typing as npt
 
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64

@@ -183,31 +183,90 @@ def _name(f: DataFile) -> str:
     return f.path.rsplit("/", 1)[-1]
 
 
+# ---- in words: explain_read and why ----------------------------------------------------------
+
+
+def _what(f: DataFile, schema: TableSchema) -> str:
+    """A file of a row-id group, in words: which columns it holds, when it was written."""
+    cols = ", ".join(f"`{sf.name}`" for sf in file_columns(f, schema).fields)
+    if f.write_cols is None:
+        return f"the file of the rows {_name(f)} (sequence number {f.max_sequence_number})"
+    # a row-tracking commit gives a new file its snapshot's id as sequence number
+    return (f"the update file of {cols} {_name(f)}, written in snapshot "
+            f"{f.max_sequence_number}")
+
+
+def supplier_lines(plan: ReadPlan, group: RowIdGroup) -> list[str]:
+    """For one merged row-id range, which file supplies each column of the read, and why
+    that one: the newest file (max sequence number) that holds the column wins."""
+    out = [f"rows {group.first_row_id}..{group.last_row_id} merged by row id from "
+           f"{len(group.files)} files, newest first:"]
+    for t in plan.target.fields:
+        f = group.supplier(t.id)
+        if f is None:
+            out.append(f"  `{t.name}` is NULL: no file of these rows holds field id {t.id}")
+            continue
+        schema = plan.schemas.get(f.schema_id) or plan.target
+        older = [o for o in group.files if o is not f
+                 and any(sf.id == t.id for sf in file_columns(o, plan.schemas.get(
+                     o.schema_id) or plan.target).fields)]
+        source = next(sf for sf in schema.fields if sf.id == t.id)
+        named = "" if source.name == t.name else f" (written as `{source.name}`)"
+        line = f"  `{t.name}` from {_what(f, schema)}{named}"
+        if older:
+            line += ", newer than " + ", ".join(
+                f"{_name(o)} (sequence number {o.max_sequence_number})" for o in older)
+        out.append(line)
+    return out
+
+
+def merge_lines(plan: ReadPlan, field_id: int | None = None) -> list[str]:
+    """Every merged row-id range of the plan, column by column (only field ``field_id``'s
+    lines when given); empty when nothing is merged."""
+    if plan.row_merge is None or not plan.row_merge.groups:
+        return []
+    out = ["data evolution: the files of one row-id range are merged by row id, each column "
+           "from the newest file (highest sequence number) that holds it"]
+    for g in plan.row_merge.groups:
+        lines = supplier_lines(plan, g)
+        if field_id is not None:
+            names = {t.name for t in plan.target.fields if t.id == field_id}
+            lines = lines[:1] + [ln for ln in lines[1:]
+                                 if ln.strip().split(" ")[0].strip("`") in names]
+        out.extend(lines)
+    return out
+
+
 # ---- execution on Spark ------------------------------------------------------------------------
 
 
-def row_merge_read(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+def row_merge_read(plan: ReadPlan, spark: SparkSession, file_of: int | None = None
+                   ) -> DataFrame:
     """The rows of a plan with a :class:`RowMerge`: files outside its groups as they are,
-    the groups' files merged by row id; the system columns after the table's."""
-    from schemalab.engine.scan import read_group
+    the groups' files merged by row id; the system columns after the table's. ``file_of``
+    (a field id) adds each row's file that supplied that field (``__sl_file``, for why)."""
+    from schemalab.engine.scan import FILE_COL, read_group
 
     merge = plan.row_merge
     assert merge is not None
     merged = merge.merged
-    system = bool(merge.system)
+    keep = [FILE_COL] if file_of is not None else []
     frames: list[DataFrame] = []
     parts: list[DataFrame] = []
     for g in plan.groups:
         single = tuple(f for f in g.files if f.path not in merged)
         multi = tuple(f for f in g.files if f.path in merged)
         if single:
-            df = read_group(plan, replace(g, files=single), spark, row_ids=system)
-            frames.append(_with_system(df, single, plan, merge) if system else df)
+            df = read_group(plan, replace(g, files=single), spark, row_ids=bool(merge.system),
+                            with_file=bool(keep))
+            frames.append(_with_system(df, single, plan, merge, keep))
         if multi:
-            df = read_group(plan, replace(g, files=multi), spark, row_ids=True)
-            parts.append(_flagged(df, g, multi, plan, merge))
+            df = read_group(plan, replace(g, files=multi), spark, row_ids=True,
+                            with_file=bool(keep))
+            parts.append(_flagged(df, g, multi, plan, merge, keep))
     if parts:
-        frames.append(_merged(functools.reduce(lambda a, b: a.union(b), parts), plan, merge))
+        frames.append(_merged(functools.reduce(lambda a, b: a.union(b), parts), plan, merge,
+                              file_of))
     return functools.reduce(lambda a, b: a.union(b), frames)
 
 
@@ -234,17 +293,24 @@ def _system_values(files: Sequence[DataFile]) -> list[Column]:
                        ).alias(SEQUENCE_NUMBER)]
 
 
-def _with_system(df: DataFrame, files: Sequence[DataFile], plan: ReadPlan,
-                 merge: RowMerge) -> DataFrame:
+def _targets(plan: ReadPlan) -> list[Column]:
     from pyspark.sql import functions as F
 
+    from schemalab.engine.spark_reader import quote
+
+    return [F.col(quote(t.name)) for t in plan.target.fields]
+
+
+def _with_system(df: DataFrame, files: Sequence[DataFile], plan: ReadPlan,
+                 merge: RowMerge, keep: list[str]) -> DataFrame:
+    if not merge.system:
+        return df.select(*_targets(plan), *keep)
     values = dict(zip(SYSTEM_COLUMNS, _system_values(files), strict=True))
-    return df.select(*[F.col(f"`{t.name}`") for t in plan.target.fields],
-                     *[values[c] for c in merge.system])
+    return df.select(*_targets(plan), *[values[c] for c in merge.system], *keep)
 
 
 def _flagged(df: DataFrame, group: FileGroup, files: Sequence[DataFile], plan: ReadPlan,
-             merge: RowMerge) -> DataFrame:
+             merge: RowMerge, keep: list[str]) -> DataFrame:
     """A merged scan's rows with their row id, their file's rank in its row-id group
     (0: newest) and, per column, whether this scan supplies it."""
     from pyspark.sql import functions as F
@@ -253,18 +319,23 @@ def _flagged(df: DataFrame, group: FileGroup, files: Sequence[DataFile], plan: R
     supplied = {c.target.id for c in group.columns if c.kind != "null"}
     flags = [(F.lit(1) if t.id in supplied else F.lit(None)).cast("int").alias(f"{_FLAG}{t.id}")
              for t in plan.target.fields]
-    return df.select(*[F.col(f"`{t.name}`") for t in plan.target.fields], *flags,
-                     _row_id(files).alias(_RID),
+    return df.select(*_targets(plan), *flags, _row_id(files).alias(_RID),
                      _file_map(files, lambda f: rank[f.path]).alias(_RANK),
-                     *_system_values(files))
+                     *_system_values(files), *keep)
 
 
-def _merged(df: DataFrame, plan: ReadPlan, merge: RowMerge) -> DataFrame:
+def _merged(df: DataFrame, plan: ReadPlan, merge: RowMerge, file_of: int | None
+            ) -> DataFrame:
     """One row per row id: each column from the file that supplies it, the system columns
     from the newest file of the group."""
     from pyspark.sql import functions as F
 
-    cols = [F.max_by(F.col(f"`{t.name}`"), F.col(f"{_FLAG}{t.id}")).alias(t.name)
+    from schemalab.engine.scan import FILE_COL
+    from schemalab.engine.spark_reader import quote
+
+    cols = [F.max_by(F.col(quote(t.name)), F.col(f"{_FLAG}{t.id}")).alias(t.name)
             for t in plan.target.fields]
     system = [F.min_by(F.col(c), F.col(_RANK)).alias(c) for c in merge.system]
-    return df.groupBy(_RID).agg(*cols, *system).drop(_RID)
+    file = [] if file_of is None else [
+        F.max_by(F.col(FILE_COL), F.col(f"{_FLAG}{file_of}")).alias(FILE_COL)]
+    return df.groupBy(_RID).agg(*cols, *system, *file).drop(_RID)

@@ -33,19 +33,19 @@ from schemalab.engine.deletes import (
 )
 from schemalab.engine.evolve import evolve, literal
 from schemalab.engine.keyed import SEQUENCE_NUMBER, VALUE_KIND
-from schemalab.engine.row_merge import (
-    ROW_FILE_COL,
-    ROW_ID,
-    ROW_INDEX_COL,
-    STORED_ROW_ID,
-    STORED_SEQ,
-)
 from schemalab.engine.plan import (
     ColumnRead,
     DataFile,
     FileGroup,
     ReadPlan,
     StoredAs,
+)
+from schemalab.engine.row_merge import (
+    ROW_FILE_COL,
+    ROW_ID,
+    ROW_INDEX_COL,
+    STORED_ROW_ID,
+    STORED_SEQ,
 )
 from schemalab.engine.spark_reader import (
     all_nullable,

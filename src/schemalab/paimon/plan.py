@@ -58,16 +58,13 @@ def data_files(path: str, table: str, snapshot: Snapshot | None,
 
 def plan_paimon_read(table: str, target: TableSchema, snapshot: Snapshot | None,
                      files: Sequence[DataFile],
-                     schema_at: Callable[[int], TableSchema],
-                     system: Sequence[str] = ()) -> ReadPlan:
+                     schema_at: Callable[[int], TableSchema]) -> ReadPlan:
     """The read plan of ``files`` (the live files of ``snapshot``) in ``target``: a
-    primary-key table's plan carries its merge options, a row-tracking table's how its
-    files merge by row id and the ``system`` columns (``_ROW_ID``, ``_SEQUENCE_NUMBER``)
-    it adds."""
+    primary-key table's plan carries its merge options, a data-evolution table's how its
+    files merge by row id."""
     check_readable_features(target, table)
-    if data_evolution_enabled(target) or any(f.write_cols is not None for f in files) \
-            or system:
-        return plan_row_tracking_read(table, target, snapshot, files, schema_at, system)
+    if data_evolution_enabled(target) or any(f.write_cols is not None for f in files):
+        return plan_row_tracking_read(table, target, snapshot, files, schema_at)
     try:
         mode = cast_mode(target.effective_options())
     except ValueError as e:
