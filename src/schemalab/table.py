@@ -32,7 +32,11 @@ from schemalab.errors import (
 from schemalab.format import FormatTable, SchemaChoice, SparkSource, name_from_path
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
-from schemalab.paimon.data_evolution import with_system_columns
+from schemalab.paimon.data_evolution import (
+    DATA_SYSTEM_TABLES,
+    data_system_table,
+    with_system_columns,
+)
 from schemalab.paimon.history import paimon_history
 from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import ManifestEntry
@@ -277,8 +281,12 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def system_table(self, name: str) -> DataFrame:
         """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
         ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
-        ``partitions``, ``buckets``) as Java Paimon 2.0 returns it, as a Spark DataFrame.
+        ``partitions``, ``buckets``, ``audit_log``, ``row_tracking``) as Java Paimon 2.0
+        returns it, as a Spark DataFrame.
         ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
+        key = name.lstrip("$").lower()
+        if key in DATA_SYSTEM_TABLES:
+            return data_system_table(self, key)
         return system_table(self, name).to_spark(self.spark)
 
     # ---- the shared read pipeline, as public calls (one schema listing each) ------------------

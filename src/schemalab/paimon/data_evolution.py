@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
 from schemalab.engine.row_merge import (
@@ -14,10 +15,17 @@ from schemalab.engine.row_merge import (
     RowMerge,
     plan_row_merge,
 )
-from schemalab.errors import SchemaLabError
+from schemalab.engine.spark_reader import quote
+from schemalab.errors import SchemaLabError, UnsupportedFeatureError
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+#: a Paimon Table (schemalab.table.Table)
+Table = Any
 
 
 def plan_row_tracking_read(table: str, target: TableSchema, snapshot: Snapshot | None,
@@ -61,3 +69,31 @@ def with_system_columns(plan: ReadPlan, columns: Sequence[str]) -> ReadPlan:
             rule="row-tracking-columns")
     merge = plan.row_merge or RowMerge()
     return dataclasses.replace(plan, row_merge=dataclasses.replace(merge, system=tuple(columns)))
+
+
+#: system tables read from the table's data (the others are metadata: system_tables.py)
+DATA_SYSTEM_TABLES = ("audit_log", "row_tracking")
+
+
+def data_system_table(t: Table, name: str) -> DataFrame:
+    """Paimon's ``$row_tracking`` (the table's columns, then ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER``: Java's ``RowTrackingTable``) and ``$audit_log`` (``rowkind``, then
+    the table's columns: Java's ``AuditLogTable``; an append table's rows are all ``+I``)."""
+    from pyspark.sql import functions as F
+
+    from schemalab.paimon.features import row_tracking_enabled
+
+    if name == "row_tracking":
+        if not row_tracking_enabled(t.schema):
+            raise SchemaLabError(
+                f"Table {t.name} has no system table $row_tracking: it does not set "
+                "'row-tracking.enabled' = 'true'.", table=t.name, rule="row-tracking-columns")
+        return t.read(system_columns=list(SYSTEM_COLUMNS))
+    if t.schema.primary_keys:
+        raise UnsupportedFeatureError(
+            f"Table {t.name}: $audit_log of a primary-key table returns each key's merged "
+            "row with its row kind (+I, +U, -D kept); schemalab reads $audit_log of append "
+            "tables only.", table=t.name, feature="$audit_log of a primary-key table",
+            option="primary-key")
+    df = t.read()
+    return df.select(F.lit("+I").alias("rowkind"), *[F.col(quote(c)) for c in df.columns])
