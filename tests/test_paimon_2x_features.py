@@ -347,3 +347,22 @@ def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None
     with pytest.raises(UnknownTypeError, match="Paimon 1.4\\+ type") as e:
         _ = t.schema
     assert e.value.rule == "unsupported-type" and "is not a Paimon type" not in str(e.value)
+
+
+def test_sql_reads_row_ids_as_paimon_metadata_columns(
+        evolved_data_evolution: tuple[Path, str], spark: Any) -> None:
+    """``SELECT _ROW_ID, _SEQUENCE_NUMBER, * FROM t``: named, the system columns are read;
+    ``*`` leaves them out (Paimon's Spark metadata columns); ``$row_tracking`` has them."""
+    root, _ = evolved_data_evolution
+    wh = sl.Warehouse(root, spark=spark)
+    df = wh.sql("SELECT _ROW_ID, _sequence_number, * FROM ev WHERE _ROW_ID >= 4")
+    assert df.columns == ["_ROW_ID", "_sequence_number", "a", "bb", "c", "d"]
+    # the newest file of rows 4..5 (the update of bb, snapshot 5) gives both their sequence
+    assert sorted(map(tuple, df.collect())) == [(4, 5, 5, "A5", "B5", None),
+                                                (5, 5, 6, "bb5", "B6", None)]
+    assert wh.sql("SELECT * FROM ev").columns == ["a", "bb", "c", "d"]
+    tracked = wh.sql("SELECT _ROW_ID, a FROM `ev$row_tracking` WHERE _ROW_ID < 2")
+    assert sorted(map(tuple, tracked.collect())) == [(0, 1), (1, 2)]
+    audit = wh.sql("SELECT * FROM `ev$audit_log`")
+    assert audit.columns == ["rowkind", "a", "bb", "c", "d"]
+    assert {r[0] for r in audit.collect()} == {"+I"}
