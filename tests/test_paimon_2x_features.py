@@ -366,3 +366,20 @@ def test_sql_reads_row_ids_as_paimon_metadata_columns(
     audit = wh.sql("SELECT * FROM `ev$audit_log`")
     assert audit.columns == ["rowkind", "a", "bb", "c", "d"]
     assert {r[0] for r in audit.collect()} == {"+I"}
+
+
+def test_snapshot_operation_shown_in_history(tmp_path: Path) -> None:
+    """Paimon 2.x snapshots may say what the commit did (``operation``): the history text
+    and its JSON show it; a snapshot without it reads as before."""
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "op", {ROW_TRACKING: "true"})
+    snap_file = Path(path) / "snapshot" / "snapshot-1"
+    snap = json.loads(snap_file.read_text())
+    assert "operation" not in snap
+    h = sl.open_table(path).history()
+    assert ", operation" not in str(h) and "operation" not in h.to_json()["snapshots"][0]
+    snap["operation"] = "UPDATE"
+    snap_file.write_text(json.dumps(snap))
+    h = sl.open_table(path).history()
+    assert "snapshot 1 (APPEND, operation UPDATE, schema 0" in str(h)
+    assert h.to_json()["snapshots"][0]["operation"] == "UPDATE"
