@@ -86,6 +86,13 @@ _ALL = (
     Rule("unsupported-feature", "A table feature (deletion vectors of a newer layout, row "
          "tracking, blob fields, ...) schemalab cannot read or maintain: refused, never "
          "ignored.", _OWN),
+    Rule("row-id-ranges", "A data-evolution table whose files of one row-id range do not all "
+         "cover the same row ids (they cannot be merged column by column).",
+         "Paimon DataEvolutionSplitRead (mergeRangesAndSort)"),
+    Rule("row-id-read", "Row ids (_ROW_ID, a data-evolution merge) read from a file Spark "
+         "cannot give row positions for (Avro, ORC with deletes).", _OWN),
+    Rule("row-tracking-columns", "_ROW_ID or _SEQUENCE_NUMBER read from a table without row "
+         "tracking (row-tracking.enabled).", "Paimon SpecialFields / row tracking"),
     Rule("corrupt-file", "A metadata or data file that cannot be parsed, or whose format "
          "version is not one schemalab understands.", "Paimon / Iceberg file formats"),
     # --- schema changes (CREATE / ALTER) -----------------------------------------------------

@@ -48,6 +48,7 @@ from schemalab.sql import (
     parse_statements,
     rewrite_tables,
 )
+from schemalab.sql.system_columns import hide_from_stars, names_system_columns
 from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -386,12 +387,16 @@ class Warehouse:
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
         mapping: dict[TableName, str] = {}
+        # a one-table query naming _ROW_ID / _SEQUENCE_NUMBER: Paimon's metadata columns
+        hidden = names_system_columns(sql) if len(tables) == 1 else ()
         for name in tables:
             db, table = self.resolve(name)
             try:
                 # one table object per table: it reads each file once
-                df = self._open(name).read()
+                t = self._open(name)
+                df = t.read(system_columns=hidden) if hidden else t.read()
             except TableNotFoundError:
+                hidden = ()  # a system table ($row_tracking) has them as columns
                 system = self._system_table(db, table)
                 if system is None:
                     continue  # a Spark table or view of the user's; let Spark resolve it
@@ -400,7 +405,9 @@ class Warehouse:
             df.createOrReplaceTempView(view)
             mapping[name] = view
         try:
-            return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
+            query = rewrite_tables(sql, mapping) if mapping else sql
+            return self.spark.sql(hide_from_stars(query, hidden) if hidden and mapping
+                                  else query)
         except Exception as e:
             error = self._unresolved_column(e, tables)
             if error is None:

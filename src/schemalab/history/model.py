@@ -139,6 +139,7 @@ class TableHistory:
             "snapshots": [{
                 "id": s.id, "parent_id": s.parent_id, "schema_id": s.schema_id,
                 "time_millis": s.time_millis, "kind": s.kind, "record_count": s.record_count,
+                **({"operation": s.summary["operation"]} if "operation" in s.summary else {}),
                 "files": [{"path": f.path, "schema_id": f.schema_id, "row_count": f.row_count,
                            "partition": {k: _jsonable(v) for k, v in f.partition.items()},
                            "bucket": f.bucket} for f in self.tree(s.id).live_files],
