@@ -119,9 +119,27 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
             flags += f"  [swapped with field {', '.join(map(str, lin.swapped_with))}]"
         kinds = ", ".join(f"{ev.kind}@{ev.schema_id}" for ev in lin.events)
         out.append(f"  field {lin.field_id}: {' → '.join(lin.names)}  ({kinds}){flags}")
+    out.extend(refs_lines(h))
     out += ["", "Snapshots:"]
     out.extend(_snapshot_lines(h, flt))
     return "\n".join(out)
+
+
+def refs_lines(h: TableHistory) -> list[str]:
+    """The "Refs:" section: each branch and tag with its snapshot and the schema a read of
+    it binds, each branch's fork from main, and the snapshots no branch reaches."""
+    if not h.refs:
+        return []
+    out = ["", "Refs:"]
+    for r in h.refs:
+        retention = ", ".join(f"{k}={v}" for k, v in r.properties.items())
+        fork = h.forks.get(r.name)
+        out.append(f"  {r.kind} {r.name}: snapshot {r.snapshot_id}, reads in schema "
+                   f"{r.schema_id}" + (f" ({retention})" if retention else "")
+                   + (f"; {fork}" if fork is not None else ""))
+    for sid, mark in h.marks.items():
+        out.append(f"  snapshot {sid}: {mark}")
+    return out
 
 
 def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
@@ -139,9 +157,12 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
     changes = {c.snapshot_id: c for c in h.changes([s.id for s in snaps])}
     for s in snaps:
         c = changes[s.id]
+        labels = [f"tag {n}" for n in h.tags_at(s.id)]
+        labels += [h.marks[s.id]] if s.id in h.marks else []
+        more = f" [{', '.join(labels)}]" if labels else ""
         out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
                    f"{rows_text(s.record_count)}) {time_text(s.time_millis)}: "
-                   f"+{len(c.added)} −{len(c.removed)} files, {c.live_files} live")
+                   f"+{len(c.added)} −{len(c.removed)} files, {c.live_files} live{more}")
         out.extend(f"    + {file_text(f)}" for f in c.added)
         out.extend(f"    − {file_text(f)}" for f in c.removed)
         if flt.snapshot is not None:
