@@ -144,10 +144,9 @@ def _sql(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     import json
 
+    from schemalab.history.graph import table_history
     from schemalab.open import open_table
     from schemalab.render.history_text import HistoryFilter, history_text, parse_since
-
-    from schemalab.history.graph import table_history
 
     table = open_table(args.table_path)
     snapshot = args.snapshot
