@@ -6,6 +6,7 @@ subtitle."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 import plotly.graph_objects as go
@@ -19,13 +20,12 @@ _AXIS_KEYS = ("tickvals", "ticktext", "range", "tickfont", "showgrid", "zeroline
               "automargin", "fixedrange")
 
 
-def lineage_across_figure(h: TableHistory, **kwargs: Any) -> go.Figure:
-    """One panel per branch of ``h`` (``kwargs`` go to each branch's
-    :func:`~schemalab.widgets.lineage_figure.lineage_figure`)."""
-    from schemalab.widgets.lineage_figure import lineage_figure
-
+def lineage_across_figure(h: TableHistory, draw: Callable[..., go.Figure],
+                          **kwargs: Any) -> go.Figure:
+    """One panel per branch of ``h``: ``draw(branch history, **kwargs)`` (the one-branch
+    :func:`~schemalab.widgets.lineage_figure.lineage_figure`) stacked."""
     names = list(h.branches) or ["main"]
-    subs = [lineage_figure(h.branch(n), **kwargs) for n in names]
+    subs = [draw(h.branch(n), **kwargs) for n in names]
     rows = [max(len(f.layout.yaxis.tickvals or ()), 1) for f in subs]
     fig = make_subplots(rows=len(subs), cols=1, row_heights=[r / sum(rows) for r in rows],
                         vertical_spacing=min(0.25, 0.6 / len(subs)) if len(subs) > 1 else 0,

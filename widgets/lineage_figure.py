@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import plotly.graph_objects as go
+from schemalab.widgets.branch_lineage_figure import lineage_across_figure
 
 from schemalab.history.model import TableHistory
 from schemalab.render.lineage_layout import Cell, LineageLayout, Row, lineage_layout
@@ -70,10 +71,8 @@ def lineage_figure(h: TableHistory, *, focus: int | str | Sequence[int | str] | 
     one page of rows; with more than ``max_columns`` versions the figure opens on the newest
     ones and pans (drag) to the rest."""
     if branch == "all":
-        from schemalab.widgets.branch_lineage_figure import lineage_across_figure
-
-        return lineage_across_figure(h, focus=focus, x=x, page=page, page_size=page_size,
-                                     max_columns=max_columns)
+        return lineage_across_figure(h, lineage_figure, focus=focus, x=x, page=page,
+                                     page_size=page_size, max_columns=max_columns)
     if branch is not None:
         h = h.branch(branch)
     layout = lineage_layout(h, focus=focus, page=page, page_size=page_size)

@@ -7,13 +7,15 @@ Everything here is computed from the :class:`~schemalab.format.TableLike` API (`
 refs and opens its branches gets the same graph.
 
     >>> from schemalab.history.snapshots import SnapshotNode
-    >>> main = [SnapshotNode(1, None, 0, 10, "APPEND"), SnapshotNode(2, 1, 0, 20, "APPEND")]
-    >>> dev = [*main[:1], SnapshotNode(3, 1, 0, 30, "APPEND")]
+    >>> def snap(i, parent, t, **summary):
+    ...     return SnapshotNode(i, parent, 0, t, "APPEND", 1, summary=summary)
+    >>> main = [snap(1, None, 10), snap(2, 1, 20)]
+    >>> dev = [main[0], snap(3, 1, 30)]
     >>> fork_point(main, dev).snapshot_id
     1
-    >>> mark_snapshots([*main, SnapshotNode(4, 2, 0, 40, "APPEND", summary={"wap.id": "w"})],
-    ...                [main, dev], {})
-    {4: 'staged'}
+    >>> mark_snapshots([*main, snap(4, 2, 40, **{"wap.id": "w"}), snap(5, 2, 50)], [main, dev],
+    ...                {})
+    {4: 'staged', 5: 'rolled back'}
 """
 
 from __future__ import annotations
@@ -21,38 +23,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from schemalab.history.model import ForkPoint, TableHistory
 from schemalab.history.snapshots import SnapshotNode
 from schemalab.history.versions import FieldLineage
 from schemalab.refs import MAIN, Ref
-
-if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.history.model import TableHistory
 
 #: what became of a snapshot no branch reaches
 STAGED = "staged"
 ROLLED_BACK = "rolled back"
 TAG_ONLY = "kept by a tag"
-
-
-@dataclass(frozen=True)
-class ForkPoint:
-    """Where a branch left main: the newest snapshot both have (same id and commit time),
-    and the tags on it (a Paimon branch created from a tag forks at the tag's snapshot).
-    ``snapshot_id`` is None for a branch that shares no snapshot with main (created empty,
-    or main has expired the fork)."""
-
-    branch: str
-    snapshot_id: int | None
-    time_millis: int | None
-    tags: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        if self.snapshot_id is None:
-            return f"branch {self.branch}: shares no snapshot with main"
-        on = f" (tag {', '.join(self.tags)})" if self.tags else ""
-        return f"branch {self.branch} forked from main at snapshot {self.snapshot_id}{on}"
 
 
 def fork_point(main: Sequence[SnapshotNode], branch: Sequence[SnapshotNode],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schemalab import forms
 from schemalab.errors import NotFoundError
@@ -17,10 +17,26 @@ from schemalab.history.snapshots import SnapshotChange, SnapshotNode
 from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
 from schemalab.refs import MAIN, Ref
 
-if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.history.graph import ForkPoint
-
 TREE_CACHE = 64
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """Where a branch left main: the newest snapshot both have (same id and commit time),
+    and the tags on it (a Paimon branch created from a tag forks at the tag's snapshot).
+    ``snapshot_id`` is None for a branch that shares no snapshot with main (created empty,
+    or main has expired the fork)."""
+
+    branch: str
+    snapshot_id: int | None
+    time_millis: int | None
+    tags: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.snapshot_id is None:
+            return f"branch {self.branch}: shares no snapshot with main"
+        on = f" (tag {', '.join(self.tags)})" if self.tags else ""
+        return f"branch {self.branch} forked from main at snapshot {self.snapshot_id}{on}"
 
 
 @dataclass(frozen=True)
