@@ -47,6 +47,10 @@ STEPS: list[dict[str, Any]] = [
     {"op": "rollback", "snapshot": "S4"},                                     # 14
     {"op": "append", "rows": [[8, "a8", "b8", 88]]},                         # 15: s8
     {"op": "append", "rows": [[9, "d9", "db9", 99]], "branch": "dev"},        # 16: s9 (dev)
+    {"op": "append", "rows": [[10, "w10", "w10", 10]], "stage": True,
+     "wap_id": "w2"},                                                          # 17: staged
+    {"op": "append", "rows": [[11, "a11", "b11", 11]]},                      # 18: s11
+    {"op": "cherrypick", "snapshot": "W2"},                                   # 19: published
 ]
 
 
@@ -69,9 +73,13 @@ def built(java_iceberg: JavaIceberg, tmp_path_factory: pytest.TempPathFactory
     step (the rollback's target is filled in once snapshot 4's random id is known)."""
     where = tmp_path_factory.mktemp("iceberg-refs") / "db" / "t"
     first = java_iceberg.build(where, STEPS[:13])
-    rest = [dict(s, snapshot=first[8]) if s.get("snapshot") == "S4" else s for s in STEPS[13:]]
+    rest = [dict(s, snapshot=first[8]) if s.get("snapshot") == "S4" else s
+            for s in STEPS[13:18]]
     second = java_iceberg.build(where, [{"op": "load"}, *rest])[1:]
-    return where, [*first, *second]
+    third = java_iceberg.build(where, [{"op": "load"}, *[
+        dict(s, snapshot=second[-1]) if s.get("snapshot") == "W2" else s
+        for s in STEPS[18:]]])[1:]
+    return where, [*first, *second, *third]
 
 
 def _java_reads(java: JavaIceberg, where: Path, ref: str) -> tuple[list[str], list[str]]:
@@ -91,7 +99,7 @@ def test_refs_equal_javas(java_iceberg: JavaIceberg, built: Any) -> None:
         assert (r.kind, r.snapshot_id) == (j["kind"], j["snapshot_id"]), name
         for key in ("max-ref-age-ms", "max-snapshot-age-ms", "min-snapshots-to-keep"):
             assert r.properties.get(key) == j[key], (name, key)
-    assert ours["main"].snapshot_id == ids[15] and ours["dev"].snapshot_id == ids[16]
+    assert ours["main"].snapshot_id == ids[19] and ours["dev"].snapshot_id == ids[16]
     assert ours["v1"].properties["max-ref-age-ms"] == 86_400_000
 
 
@@ -124,7 +132,9 @@ def test_branch_is_its_ancestry_and_history_is_a_graph(built: Any) -> None:
     s1, s2, s3, s4, staged, s6, s7, s8, s9 = (ids[i] for i in (1, 4, 6, 8, 9, 11, 13, 15, 16))
     dev = t.branch("dev")
     assert [s.snapshot_id for s in dev.snapshots] == [s1, s2, s3, s9]
-    assert [s.snapshot_id for s in t.branch("main").snapshots] == [s1, s2, s4, s8]
+    s11, picked = ids[18], ids[19]
+    assert [s.snapshot_id for s in t.branch("main").snapshots] == [s1, s2, s4, s8, s11,
+                                                                   picked]
     with pytest.raises(NotFoundError):
         t.branch("v1")  # a tag is not a branch
     h = t.history()
@@ -132,12 +142,13 @@ def test_branch_is_its_ancestry_and_history_is_a_graph(built: Any) -> None:
     assert [s.id for s in h.branch("dev").snapshots] == [s1, s2, s3, s9]
     assert h.forks["dev"].snapshot_id == s2
     assert h.marks[staged] == "staged"
+    assert h.marks[ids[17]] == "staged, then published"  # cherry-picked onto main
     assert h.marks[s7] == "rolled back"
     assert h.marks[s6] == "kept by a tag"  # v6 is on a rolled-back snapshot
     assert s4 not in h.marks and s3 not in h.marks
     # the snapshot-log records the rollback; the parent lineage does not
     log = [sid for sid, _ in h.snapshot_log]
-    assert log[-3:] == [s7, s4, s8]
+    assert log[-5:-2] == [s7, s4, s8]
     assert h.tags_at(s1) == ["v1"]
 
 

@@ -32,6 +32,9 @@ from schemalab.refs import MAIN, Ref
 
 #: what became of a snapshot no branch reaches
 STAGED = "staged"
+#: a staged snapshot whose changes a later snapshot published (Iceberg's cherry-pick: that
+#: snapshot's summary names the ``published-wap-id``)
+PUBLISHED = "staged, then published"
 ROLLED_BACK = "rolled back"
 TAG_ONLY = "kept by a tag"
 
@@ -64,13 +67,15 @@ def mark_snapshots(snapshots: Sequence[SnapshotNode],
                    tags: Mapping[str, int | None]) -> dict[int, str]:
     """What became of each of ``snapshots`` that no branch history holds (same id and
     commit time): ``"kept by a tag"`` (a tag's snapshot or one of its ancestors),
-    ``"staged"`` (``wap.id`` in its summary: written by write-audit-publish and never
-    published into a branch) or ``"rolled back"``. Snapshots a branch holds are not
-    listed."""
+    ``"staged"`` (``wap.id`` in its summary: written by write-audit-publish and not on a
+    branch), ``"staged, then published"`` (such a snapshot whose ``wap.id`` a later
+    snapshot's ``published-wap-id`` names: cherry-picked into a branch) or ``"rolled
+    back"``. Snapshots a branch holds are not listed."""
     on_branch = {(s.id, s.time_millis) for b in branch_snapshots for s in b}
     by_tag: set[int] = set()
     for head in tags.values():
         by_tag |= _reached(snapshots, head)
+    published = {s.summary.get("published-wap-id") for s in snapshots} - {None}
     marks: dict[int, str] = {}
     for s in snapshots:
         if (s.id, s.time_millis) in on_branch:
@@ -78,7 +83,7 @@ def mark_snapshots(snapshots: Sequence[SnapshotNode],
         if s.id in by_tag:
             marks[s.id] = TAG_ONLY
         elif "wap.id" in s.summary:
-            marks[s.id] = STAGED
+            marks[s.id] = PUBLISHED if s.summary["wap.id"] in published else STAGED
         else:
             marks[s.id] = ROLLED_BACK
     return marks
