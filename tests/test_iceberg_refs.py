@@ -18,7 +18,7 @@ from test_iceberg_java_fixtures import TARBALL, expected
 
 import schemalab as sl
 from schemalab import cli
-from schemalab.errors import NotFoundError
+from schemalab.errors import CorruptFileError, NotFoundError
 from schemalab.history.graph import lineage_across
 
 T20 = "t20_branch_tag_rollback"
@@ -117,3 +117,26 @@ def test_inspect_shows_refs(t20: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert sum(ln.startswith("  snapshot ") and "live" in ln for ln in text.splitlines()) == 1
     assert cli.main(["inspect", str(t20), "--ref", "nope"]) != 0
     assert "has no branch or tag 'nope'" in capsys.readouterr().err
+
+
+def test_tables_without_refs_have_main(tmp_path: Path) -> None:
+    """Metadata without ``refs`` (v1, and v2 files that predate refs): ``main`` at the
+    current snapshot; no snapshot at all: ``main`` without one."""
+    fixtures = Path(__file__).parent / "fixtures" / "iceberg-metadata"
+    v2 = sl.open_table(fixtures / "TableMetadataV2Valid.json")
+    assert [(r.name, r.kind, r.snapshot_id, r.schema_id) for r in v2.refs] == [
+        ("main", "branch", 3055729675574597004, v2.metadata.current_schema_id)]
+    v1 = sl.open_table(fixtures / "TableMetadataV1Valid.json")
+    assert [(r.name, r.snapshot_id) for r in v1.refs] == [("main", None)]
+    assert v1.history().refs[0].name == "main"
+
+
+def test_a_ref_to_a_missing_snapshot_is_refused(t20: Path, tmp_path: Path) -> None:
+    t = sl.open_table(t20)
+    doc = json.loads(Path(t.metadata_file).read_text())
+    doc["refs"]["gone"] = {"snapshot-id": 1234, "type": "tag"}
+    bad = tmp_path / "v99.metadata.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(CorruptFileError) as e:
+        sl.open_table(bad)
+    assert "ref 'gone' names snapshot 1234" in str(e.value) and e.value.rule == "corrupt-file"

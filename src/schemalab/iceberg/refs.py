@@ -32,7 +32,8 @@ def ref_kind(ref: Mapping[str, Any]) -> str:
 
 def iceberg_refs(refs: Mapping[str, Mapping[str, Any]], current_schema_id: int,
                  schema_of_snapshot: Any) -> list[Ref]:
-    """The metadata's refs, ``main`` first, then branches and tags by name. ``properties``
+    """The metadata's refs, ``main`` first (without a snapshot if the table has none), then
+    branches and tags by name. ``properties``
     keeps the ref's other keys as Iceberg writes them (``max-ref-age-ms``,
     ``max-snapshot-age-ms``, ``min-snapshots-to-keep``). ``schema_id`` is the schema a read of
     the ref binds: the table's current one for a branch, the snapshot's own for a tag
@@ -45,6 +46,8 @@ def iceberg_refs(refs: Mapping[str, Mapping[str, Any]], current_schema_id: int,
             schema_of_snapshot(sid)
         props = {k: v for k, v in r.items() if k not in ("snapshot-id", "type")}
         out.append(Ref(name, "tag" if kind == "tag" else "branch", sid, schema_id, props))
+    if MAIN not in refs:  # a table without snapshots: main is every table's branch
+        out.append(Ref(MAIN, "branch", None, current_schema_id))
     return sorted(out, key=lambda r: (r.name != MAIN, r.kind != "branch", r.name))
 
 

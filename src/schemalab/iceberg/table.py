@@ -99,6 +99,9 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
         snapshot, a branch in the table's current schema."""
         root = self._root
         r = root.metadata.refs.get(ref)
+        if r is None and ref == MAIN:  # no snapshot yet
+            return RefTarget(root, None, "current", "branch main: the table's current schema "
+                             f"{root.metadata.current_schema_id} binds (no snapshot yet)")
         if r is None:
             raise unknown_ref(root.name, ref, root.refs)
         sid = ref_snapshot_id(r)
@@ -119,6 +122,8 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
         is such a view too unless it reaches every snapshot (then it is the table)."""
         root = self._root
         r = root.metadata.refs.get(name)
+        if r is None and name == MAIN:  # no snapshot yet
+            return root
         if r is None or ref_kind(r) != "branch":
             raise unknown_ref(root.name, name, root.refs)
         md = root.metadata
