@@ -152,3 +152,26 @@ def test_time_travel_reads_a_ref_as_its_engine_binds_it(t20: Any, spark: Any) ->
     view.ref.value = "br1"
     view.show()
     assert "branch-a3" in view.result.value and "a_renamed" in view.result.value
+
+
+def test_hostile_ref_names_are_escaped_and_never_a_path(t20: Any, tmp_path: Path) -> None:
+    """Iceberg ref names are map keys, not paths: a branch named like markup or a path is
+    read (no file is built from it) and drawn escaped."""
+    import json
+
+    doc = json.loads(Path(t20.metadata_file).read_text())
+    hostile = "<img src=x onerror=alert(1)>/../x"
+    doc["refs"][hostile] = dict(doc["refs"]["br1"])
+    meta = Path(t20.metadata_file).parent / "v99.metadata.json"
+    meta.write_text(json.dumps(doc))
+    try:
+        t = sl.open_table(meta)
+        assert hostile in {r.name for r in t.refs}
+        assert [s.snapshot_id for s in t.branch(hostile).snapshots] == \
+            [s.snapshot_id for s in t.branch("br1").snapshots]
+        fig = branch_lanes_figure(t.history())
+        assert "&lt;img src=x onerror=alert(1)&gt;/../x" in fig.layout.yaxis.ticktext
+        assert not any("<img" in str(x) for x in fig.layout.yaxis.ticktext)
+        assert "<img" not in SchemaHistoryView(t).static_html()
+    finally:
+        meta.unlink()
