@@ -109,6 +109,7 @@ def test_inspect_shows_refs(t20: Path, capsys: pytest.CaptureFixture[str]) -> No
     text = capsys.readouterr().out
     assert "Refs:" in text and "  tag tag1: snapshot " in text
     assert "forked from main at snapshot" in text and "rolled back" in text
+    assert sum("[branch br1]" in ln for ln in text.splitlines()) == 1
     assert cli.main(["inspect", str(t20), "--ref", "br1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["snapshots"]) == 3

@@ -155,9 +155,11 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
         return ["  (none)"]
     out: list[str] = []
     changes = {c.snapshot_id: c for c in h.changes([s.id for s in snaps])}
+    off_main = _off_main(h)
     for s in snaps:
         c = changes[s.id]
-        labels = [f"tag {n}" for n in h.tags_at(s.id)]
+        labels = [f"branch {n}" for n in off_main.get(s.id, ())]
+        labels += [f"tag {n}" for n in h.tags_at(s.id)]
         labels += [h.marks[s.id]] if s.id in h.marks else []
         more = f" [{', '.join(labels)}]" if labels else ""
         out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
@@ -171,6 +173,20 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
             live = h.tree(s.id).live_files
             out.append(f"    live files ({len(live)}):")
             out.extend(f"      {file_text(f)}" for f in live)
+    return out
+
+
+def _off_main(h: TableHistory) -> dict[int, list[str]]:
+    """Snapshot id → the branches other than main that hold it, for snapshots main does
+    not (an Iceberg table's one snapshot list holds every branch's)."""
+    if "main" not in h.branches:
+        return {}
+    on_main = {(s.id, s.time_millis) for s in h.branches["main"].snapshots}
+    out: dict[int, list[str]] = {}
+    for name, b in h.branches.items():
+        for s in b.snapshots:
+            if name != "main" and (s.id, s.time_millis) not in on_main:
+                out.setdefault(s.id, []).append(name)
     return out
 
 
