@@ -42,6 +42,8 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
         #: the branch a view of :meth:`branch` shows (None: the whole table)
         self.branch_name: str | None = None
         self._root_table: IcebergTable | None = None
+        #: the table's history without refs, computed once: its branches share it
+        self._plain_history: TableHistory | None = None
 
     def __repr__(self) -> str:
         m = self.metadata
@@ -62,9 +64,19 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
         refs, one history per branch, fork points and what became of the snapshots no branch
         reaches (:func:`~schemalab.history.graph.with_refs`). A branch's own history
         (``t.branch("dev").history()``) holds that branch's ancestry."""
-        with gc_paused():
-            h = iceberg_history(self)
-        return with_refs(h, self, branches=self._root_table is None)
+        root = self._root
+        if root._plain_history is None:
+            with gc_paused():
+                root._plain_history = iceberg_history(root)
+        h = root._plain_history
+        if self._root_table is None:
+            return with_refs(h, self)
+        # a branch: the table's schemas and lineage (computed once), its own snapshots
+        keep = {s.snapshot_id for s in self.metadata.snapshots}
+        h = dataclasses.replace(h, name=self.name,
+                                snapshots=tuple(s for s in h.snapshots if s.id in keep),
+                                snapshot_log=self.metadata.snapshot_log)
+        return with_refs(h, self, branches=False)
 
     def snapshot_tree(self, snapshot_id: int) -> SnapshotNode:
         """Snapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
