@@ -70,6 +70,10 @@ class TableHistory:
     #: Iceberg's snapshot-log: (snapshot id, when it became current), oldest first; it
     #: differs from the parent lineage after a rollback
     snapshot_log: tuple[tuple[int, int], ...] = ()
+    #: why the history is incomplete (a catalog that returned only referenced snapshots),
+    #: and the snapshots it lacks; None: complete
+    partial: str | None = None
+    missing_snapshot_ids: tuple[int, ...] = ()
     #: snapshot id -> position in ``snapshots``, and the last trees loaded (see tree())
     _positions: dict[int, int] = field(default_factory=dict, init=False, compare=False,
                                        repr=False)
@@ -171,6 +175,9 @@ class TableHistory:
         out["refs"] = [r.to_json() for r in self.refs]
         out["branches"] = {name: h._shapes(snapshot_ids) for name, h in self.branches.items()
                            if name != MAIN}
+        if self.partial:
+            out["partial"] = {"reason": self.partial,
+                              "missing_snapshot_ids": list(self.missing_snapshot_ids)}
         return out
 
     def _shapes(self, snapshot_ids: Sequence[int] | None) -> dict[str, Any]:
@@ -190,6 +197,7 @@ class TableHistory:
             "snapshots": [{
                 "id": s.id, "parent_id": s.parent_id, "schema_id": s.schema_id,
                 "time_millis": s.time_millis, "kind": s.kind, "record_count": s.record_count,
+                **({"operation": s.summary["operation"]} if "operation" in s.summary else {}),
                 "files": [{"path": f.path, "schema_id": f.schema_id, "row_count": f.row_count,
                            "partition": {k: _jsonable(v) for k, v in f.partition.items()},
                            "bucket": f.bucket} for f in self.tree(s.id).live_files],
