@@ -35,15 +35,17 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
     ``IcebergTable(path)`` validates the current metadata at once, so a broken table fails
     here with a :class:`CorruptFileError` naming the file and the problem."""
 
+    #: the branch a view of :meth:`branch` shows (None: the whole table); class-level
+    #: defaults, so a subclass that fills the metadata itself (catalogs) has them too
+    branch_name: str | None = None
+    _root_table: IcebergTable | None = None
+    #: the table's history without refs, computed once: its branches share it
+    _plain_history: TableHistory | None = None
+
     def __init__(self, path: str | os.PathLike[str], name: str | None = None, *,
                  spark: SparkSession | None = None) -> None:
         super().__init__(path, name)
         self._spark = spark
-        #: the branch a view of :meth:`branch` shows (None: the whole table)
-        self.branch_name: str | None = None
-        self._root_table: IcebergTable | None = None
-        #: the table's history without refs, computed once: its branches share it
-        self._plain_history: TableHistory | None = None
 
     def __repr__(self) -> str:
         m = self.metadata
