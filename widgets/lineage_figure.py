@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import plotly.graph_objects as go
+from schemalab.widgets.branch_lineage_figure import lineage_across_figure
 
 from schemalab.history.model import TableHistory
 from schemalab.render.lineage_layout import Cell, LineageLayout, Row, lineage_layout
@@ -59,13 +60,21 @@ def _esc(text: Any) -> str:
 
 def lineage_figure(h: TableHistory, *, focus: int | str | Sequence[int | str] | None = None,
                    x: XAxis = "version", page: int = 0, page_size: int | None = None,
-                   max_columns: int = MAX_COLUMNS) -> go.Figure:
+                   max_columns: int = MAX_COLUMNS, branch: str | None = None) -> go.Figure:
     """The lineage of ``h`` as a plotly figure that fills its cell's width.
+
+    ``branch``: one branch's lineage (its own schemas), or ``"all"``: one panel per branch
+    (:func:`~schemalab.widgets.branch_lineage_figure.lineage_across_figure`).
 
     ``focus``: a field id or a name ("everything that was ever called `c`"), or several;
     ``x="time"`` spaces the versions by when they were written; ``page``/``page_size`` show
     one page of rows; with more than ``max_columns`` versions the figure opens on the newest
     ones and pans (drag) to the rest."""
+    if branch == "all":
+        return lineage_across_figure(h, lineage_figure, focus=focus, x=x, page=page,
+                                     page_size=page_size, max_columns=max_columns)
+    if branch is not None:
+        h = h.branch(branch)
     layout = lineage_layout(h, focus=focus, page=page, page_size=page_size)
     return draw_lineage(layout, h.name, x=x, max_columns=max_columns)
 

@@ -2,7 +2,8 @@
 
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
     schemalab inspect TABLE_PATH [--json] [--field NAME|ID] [--snapshot N] [--since TIME]
-                                                             history: schemas, lineage, snapshots
+                     [--ref NAME]                            history: schemas, lineage, snapshots,
+                                                             refs (a branch's own, or a tag's)
     schemalab inspect --catalog NAME db.t                    a table found through a catalog
     schemalab explain TABLE_PATH [--column C] [--where EXPR] [--snapshot N]
                                                              why a column reads as it does
@@ -55,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     p_inspect.add_argument("--since", metavar="TIME",
                            help="only versions and snapshots written since TIME (2024-05-01, "
                                 "'2024-05-01 12:30' in UTC, or epoch milliseconds)")
+    p_inspect.add_argument("--ref", metavar="NAME",
+                           help="only this branch (its own history) or tag (its snapshot)")
 
     p_explain = sub.add_parser(
         "explain", help="why a column reads as it does: NULL, cast, or from a renamed column "
@@ -152,17 +155,36 @@ def _sql(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     import json
 
+    from schemalab.history.graph import table_history
     from schemalab.open import open_table
     from schemalab.render.history_text import HistoryFilter, history_text, parse_since
 
-    flt = HistoryFilter(field=args.field, snapshot=args.snapshot,
+    table = open_table(args.table_path, catalog=args.catalog)
+    snapshot = args.snapshot
+    if args.ref is not None:
+        table, snapshot = _at_ref(table, args.ref, snapshot)
+    flt = HistoryFilter(field=args.field, snapshot=snapshot,
                         since=None if args.since is None else parse_since(args.since))
-    history = open_table(args.table_path, catalog=args.catalog).history()
+    history = table_history(table)
     if args.json:
         print(json.dumps(filtered_json(history, flt), indent=2, ensure_ascii=False))
     else:
         print(history_text(history, flt))
     return 0
+
+
+def _at_ref(table: Any, ref: str, snapshot: int | None) -> tuple[Any, int | None]:
+    """``inspect --ref``: a branch's own table, or a tag's snapshot (with ``--snapshot``
+    refused: one or the other)."""
+    target = table.ref_target(ref)
+    kind = next(r.kind for r in table.refs if r.name == ref)
+    if kind == "branch":
+        return table.branch(ref), snapshot
+    if snapshot is not None:
+        raise SchemaLabError(f"Table {table.name}: give --snapshot or a tag's --ref, not both",
+                             table=table.name, rule="one-read-target")
+    snap = target.snapshot
+    return target.table, None if snap is None else target.table.snapshot_id_of(snap)
 
 
 def filtered_json(h: Any, flt: Any) -> dict[str, Any]:

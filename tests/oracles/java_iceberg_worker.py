@@ -198,6 +198,10 @@ class Reader:
         scan = table.newScan()
         if req.get("snapshot_id") is not None:
             scan = scan.useSnapshot(int(req["snapshot_id"]))
+        if req.get("ref") is not None:
+            # TableScan.useRef: the ref's snapshot, in SnapshotUtil.schemaFor(table, ref)
+            scan = scan.useRef(str(req["ref"]))
+            builder = builder.useSnapshot(scan.snapshot().snapshotId()).project(scan.schema())
         schema = scan.schema()
         fields = [(str(f.name()), IType(f.type()), f.type().toString())
                   for f in schema.columns()]
@@ -221,8 +225,138 @@ class Reader:
                  "parent": None if s.parentId() is None else int(s.parentId()),
                  "operation": s.operation()} for s in table.snapshots()]
 
+    def op_refs(self, req: dict[str, Any]) -> Any:
+        """The table's refs as Iceberg's ``Table.refs()`` has them."""
+        out = {}
+        for e in list(self.table(req).refs().entrySet()):
+            r = e.getValue()
+            out[str(e.getKey())] = {
+                "kind": "branch" if r.isBranch() else "tag", "snapshot_id": int(r.snapshotId()),
+                "max-ref-age-ms": _opt(r.maxRefAgeMs()),
+                "max-snapshot-age-ms": _opt(r.maxSnapshotAgeMs()),
+                "min-snapshots-to-keep": _opt(r.minSnapshotsToKeep())}
+        return out
+
+    def op_build(self, req: dict[str, Any]) -> Any:
+        """Write a table with Iceberg's Java API (HadoopTables at ``location``) by ``steps``;
+        returns the newest snapshot's id after each step. See :class:`Builder`."""
+        return Builder(self, str(req["location"])).run(req["steps"])
+
     def op_version(self, req: dict[str, Any]) -> Any:
         return str(self.I.IcebergBuild.version())
+
+
+def _opt(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+class Builder:
+    """Iceberg tables made by Java's own API, step by step (``{"op": ...}``):
+
+    - ``load``: the table at the location, to go on with;
+    - ``create``: ``columns`` [[name, "int"|"string"|"long"], ...], ``format_version``;
+    - ``append``: ``rows`` (one Parquet data file), optional ``branch``, ``stage`` (commit
+      without moving any ref: ``stageOnly()``) and ``wap_id`` (summary ``wap.id``);
+    - ``add_column`` (``name``, ``type``), ``rename`` (``name``, ``to``), ``drop`` (``name``);
+    - ``tag`` / ``branch`` (``name``, ``snapshot`` id or the current one), with optional
+      ``max_ref_age_ms``, ``max_snapshot_age_ms``, ``min_snapshots_to_keep``;
+    - ``rollback`` (``snapshot``), ``cherrypick`` (``snapshot``).
+    """
+
+    def __init__(self, reader: Reader, location: str) -> None:
+        self.r = reader
+        self.I = reader.I
+        self.location = location
+        self.tables = self.I.hadoop.HadoopTables(reader.jvm.org.apache.hadoop.conf.Configuration())
+        self.table: Any = None
+        self.files = 0
+
+    def type_of(self, name: str) -> Any:
+        types = self.I.types.Types
+        return {"int": types.IntegerType.get(), "long": types.LongType.get(),
+                "string": types.StringType.get()}[name]
+
+    def run(self, steps: list[dict[str, Any]]) -> list[int | None]:
+        out = []
+        for step in steps:
+            getattr(self, "step_" + step["op"])(step)
+            self.table.refresh()
+            snaps = list(self.table.snapshots())
+            out.append(int(snaps[-1].snapshotId()) if snaps else None)
+        return out
+
+    def step_load(self, step: dict[str, Any]) -> None:
+        self.table = self.tables.load(self.location)
+
+    def step_create(self, step: dict[str, Any]) -> None:
+        types = self.I.types.Types
+        fields = [types.NestedField.optional(i + 1, name, self.type_of(t))
+                  for i, (name, t) in enumerate(step["columns"])]
+        schema = self.I.Schema(fields)
+        props = self.r.jvm.java.util.HashMap()
+        props.put("format-version", str(step.get("format_version", 2)))
+        self.table = self.tables.create(schema, self.I.PartitionSpec.unpartitioned(), props,
+                                        self.location)
+
+    def step_append(self, step: dict[str, Any]) -> None:
+        schema = self.table.schema()
+        self.files += 1
+        path = f"{self.location}/data/f{self.files:04d}.parquet"
+        out = self.table.encryption().encrypt(self.table.io().newOutputFile(path))
+        builder = getattr(self.I.data, "GenericFileWriterFactory$Builder")(self.table)
+        factory = builder.dataFileFormat(self.I.FileFormat.PARQUET).dataSchema(schema).build()
+        writer = factory.newDataWriter(out, self.table.spec(), None)
+        try:
+            for row in step["rows"]:
+                rec = self.I.data.GenericRecord.create(schema)
+                for i, v in enumerate(row):
+                    rec.set(i, v)
+                writer.write(rec)
+        finally:
+            writer.close()
+        data = writer.toDataFile()
+        op = self.table.newAppend().appendFile(data)
+        if step.get("branch"):
+            op = op.toBranch(step["branch"])
+        if step.get("wap_id"):
+            op = op.set("wap.id", step["wap_id"])
+        if step.get("stage"):
+            op = op.stageOnly()
+        op.commit()
+
+    def step_add_column(self, step: dict[str, Any]) -> None:
+        self.table.updateSchema().addColumn(step["name"], self.type_of(step["type"])).commit()
+
+    def step_rename(self, step: dict[str, Any]) -> None:
+        self.table.updateSchema().renameColumn(step["name"], step["to"]).commit()
+
+    def step_drop(self, step: dict[str, Any]) -> None:
+        self.table.updateSchema().deleteColumn(step["name"]).commit()
+
+    def _ref(self, step: dict[str, Any], kind: str) -> None:
+        snap = step.get("snapshot") or self.table.currentSnapshot().snapshotId()
+        ms = self.table.manageSnapshots()
+        name = step["name"]
+        ms = ms.createTag(name, snap) if kind == "tag" else ms.createBranch(name, snap)
+        if step.get("max_ref_age_ms") is not None:
+            ms = ms.setMaxRefAgeMs(name, step["max_ref_age_ms"])
+        if step.get("max_snapshot_age_ms") is not None:
+            ms = ms.setMaxSnapshotAgeMs(name, step["max_snapshot_age_ms"])
+        if step.get("min_snapshots_to_keep") is not None:
+            ms = ms.setMinSnapshotsToKeep(name, step["min_snapshots_to_keep"])
+        ms.commit()
+
+    def step_tag(self, step: dict[str, Any]) -> None:
+        self._ref(step, "tag")
+
+    def step_branch(self, step: dict[str, Any]) -> None:
+        self._ref(step, "branch")
+
+    def step_rollback(self, step: dict[str, Any]) -> None:
+        self.table.manageSnapshots().rollbackTo(step["snapshot"]).commit()
+
+    def step_cherrypick(self, step: dict[str, Any]) -> None:
+        self.table.manageSnapshots().cherrypick(step["snapshot"]).commit()
 
 
 def latest_metadata(metadata_dir: Path) -> Path:

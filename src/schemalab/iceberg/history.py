@@ -198,7 +198,7 @@ def iceberg_history(table: IcebergSource) -> TableHistory:
         format="iceberg", location=table.path, name=table.name, schemas=tuple(versions),
         lineage=tuple(compute_lineage(lineage_seq)), snapshots=snaps,
         other_versions=tuple(other), current_schema_id=md.current_schema_id,
-        tree_loader=lambda sid: _history_tree(table, sid))
+        snapshot_log=md.snapshot_log, tree_loader=lambda sid: _history_tree(table, sid))
 
 
 def _history_tree(table: IcebergSource, snapshot_id: int) -> SnapshotNode:
