@@ -27,7 +27,8 @@ from schemalab.errors import (
     with_message,
 )
 from schemalab.history.names import close_names, name_history
-from schemalab.paimon import paths
+from schemalab.paimon import calls, paths
+from schemalab.paimon.refs import BRANCH_SUFFIX
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
 from schemalab.schema.changes import ColumnSpec
@@ -144,6 +145,9 @@ class Warehouse:
         """A table for a statement that uses it right away: the listing that found the table
         is kept for its first call (one listing per table per statement)."""
         db, table = self.resolve(name)
+        base, sep, branch = table.partition(BRANCH_SUFFIX)
+        if sep and base:  # `t$branch_dev`: branch dev of table t, as Paimon names it
+            return self._open(TableName(db, base)).branch(branch)
         t = Table(paths.table_dir(self.path, db, table), f"{db}.{table}", warehouse=self)
         if not t.schema_manager.list_ids():
             near = close_names(f"{db}.{table}", self.list_tables())
@@ -329,11 +333,20 @@ class Warehouse:
         return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
 
     def _call(self, stmt: Call) -> StatementResult:
-        """Paimon's Spark procedures; ``sys.compact`` is the one schemalab runs."""
+        """Paimon's Spark procedures: ``sys.compact``, and the tag, branch, rollback and
+        expire procedures (:mod:`schemalab.paimon.calls`)."""
+        other = calls.procedure_name(stmt.procedure)
+        if other is not None:
+            args = {k.lower(): v for k, v in stmt.arguments}
+            calls.check_arguments(other, args)
+            done = calls.run(other, self._open(args["table"]), args)
+            return StatementResult(stmt.text, done.message, columns=done.columns,
+                                   rows=done.rows, row_schema=done.row_schema)
         if stmt.procedure.lower() not in ("sys.compact", "compact"):
             raise SqlError(f"Unsupported procedure: CALL {stmt.procedure}; schemalab runs "
                            "CALL sys.compact(table => 'db.t' [, partitions => 'p=1;p=2'] "
-                           "[, order_strategy => 'order', order_by => 'a,b'])",
+                           "[, order_strategy => 'order', order_by => 'a,b']) and sys."
+                           + ", sys.".join(calls.ARGUMENTS),
                            table=stmt.argument("table"), rule="unsupported-statement")
         known = {"table", "partitions", "order_strategy", "order_by", "compact_strategy",
                  "where", "options"}

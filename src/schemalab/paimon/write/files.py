@@ -65,6 +65,8 @@ class WriteTarget:
     name: str
     schema: TableSchema
     session: Callable[[], SparkSession]
+    #: where the branch written to keeps its schema/ and snapshot/ (None: ``path``, main)
+    meta_path: str | None = None
 
     @property
     def spark(self) -> SparkSession:

@@ -95,7 +95,7 @@ def _write_and_commit(
             replaces = pk_write.sequence_guard(target.path, target.name, entries, replaces)
         try:
             return commits.commit(target.path, target.name, schema, entries, kind=kind,
-                                  replaces=replaces)
+                                  replaces=replaces, meta_path=target.meta_path)
         except CommitConflictError as e:
             _remove(files)
             if e.rule == "primary-key-sequence-conflict" and attempt < PK_WRITE_ATTEMPTS:
