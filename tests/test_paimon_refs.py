@@ -289,3 +289,14 @@ def test_pypaimon_refs_and_reads(tmp_path: Path, spark: Any) -> None:
     wh.sql("INSERT INTO d.`t$branch_b2` VALUES (5, 'q')")
     assert _pypaimon_read(cat, "d.t$branch_b2") == [(1, "x"), (2, "y"), (5, "q")]
     assert os.path.isdir(tmp_path / "d.db" / "t" / "branch" / "branch-b2" / "snapshot")
+
+
+def test_version_as_of(wh: sl.Warehouse) -> None:
+    assert _rows(wh.sql("SELECT * FROM t VERSION AS OF 'v1'")) == [(1, "x")]
+    assert _rows(wh.sql("SELECT * FROM t VERSION AS OF 1")) == [(1, "x")]
+    assert _rows(wh.sql("SELECT id FROM t VERSION AS OF 'v2' WHERE b = 5")) == [(2,)]
+    both = wh.sql("SELECT o.id, n.b FROM t VERSION AS OF 1 o JOIN t n ON o.id = n.id")
+    assert _rows(both) == [(1, None)]
+    with pytest.raises(SchemaLabError) as e:
+        wh.sql("SELECT * FROM t VERSION AS OF 'nope'")
+    assert e.value.rule == "ref-must-exist" and "tag v1" in str(e.value)

@@ -49,6 +49,7 @@ from schemalab.sql import (
     parse_statements,
     rewrite_tables,
 )
+from schemalab.sql.queries import Versioned, versioned_tables
 from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -374,8 +375,15 @@ class Warehouse:
                                row_schema="result BOOLEAN")
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
-        """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
-        mapping: dict[TableName, str] = {}
+        """Run Spark SQL in which our tables appear as their evolved reads (temp views);
+        ``t VERSION AS OF 'tag'`` (or a snapshot id) reads that tag or snapshot."""
+        mapping: dict[TableName | Versioned, str] = {}
+        if "version" in sql.lower():
+            for name, version in versioned_tables(sql):
+                db, table = self.resolve(name)
+                view = _view_name(db, f"{table}\x00{version!r}")
+                self._version_read(name, version).createOrReplaceTempView(view)
+                mapping[(name, version)] = view
         for name in tables:
             db, table = self.resolve(name)
             try:
@@ -396,6 +404,15 @@ class Warehouse:
             if error is None:
                 raise
             raise error from None
+
+    def _version_read(self, name: TableName, version: str | int) -> DataFrame:
+        """``VERSION AS OF``, as Paimon's Spark time travel: a string names a tag (digits
+        with no such tag: a snapshot id), a number a snapshot id."""
+        t = self._open(name)
+        if isinstance(version, str) and not (version.isdigit() and version not in
+                                             {r.name for r in t.refs if r.kind == "tag"}):
+            return t.read(ref=version)
+        return t.read(snapshot_id=int(version))
 
     def _system_table(self, db: str, table: str) -> DataFrame | None:
         """``t$snapshots`` and the like: a system table of table ``t`` (Paimon's spelling,
