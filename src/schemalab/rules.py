@@ -64,6 +64,8 @@ _ALL = (
     Rule("fast-forward-needs-descendant", "CALL sys.fast_forward of a branch without snapshots "
          "or whose history does not hold main's head (it would drop main's snapshots).",
          "Paimon FileSystemBranchManager.fastForward; schemalab (the descendant check)"),
+    Rule("file-schema-rewritten", "A data file whose columns are not those of the schema "
+         "file its schema id names (a fast-forward rewrote the history).", _OWN),
     Rule("procedure-arguments", "A CALL of a tag, branch, rollback or expire procedure with "
          "an argument missing, unknown or malformed.", "Paimon's Spark procedures"),
     Rule("ref-must-exist", "A branch or tag name the table does not have (the message lists "

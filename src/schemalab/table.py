@@ -44,6 +44,7 @@ from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.plan import ManifestStats, data_files, plan_paimon_read
 from schemalab.paimon.primary_key import check_readable
+from schemalab.paimon.rewritten import check_files
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.paimon.system_tables import system_table
@@ -292,7 +293,9 @@ class Table(FormatTable[Snapshot, TableSchema]):
         return snap.id
 
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
-        return plan_paimon_read(self.name, target, snap, self.data_files(snap), self.schema_at)
+        files = self.data_files(snap)
+        check_files(self.name, self.path, files, self.schema_at)  # a rewritten history
+        return plan_paimon_read(self.name, target, snap, files, self.schema_at)
 
     def file_stats(self, plan: ReadPlan) -> ManifestStats:
         snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)
