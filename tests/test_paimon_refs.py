@@ -51,7 +51,7 @@ def test_refs_and_reads_bind_as_paimon(wh: sl.Warehouse) -> None:
     first = t.explain_read(ref="v1").text().splitlines()[0]
     assert "tag v1: the schema of its snapshot 1 (schema 0) binds, as Paimon reads a tag" \
         in first
-    assert "branch dev: its current schema 1 binds" in \
+    assert "branch dev: its current schema binds (schema 1, the branch's own)" in \
         t.explain_read(ref="dev").text().splitlines()[0]
     b = t.branch("dev")
     assert b.name == "default.t$branch_dev"
@@ -300,3 +300,33 @@ def test_version_as_of(wh: sl.Warehouse) -> None:
     with pytest.raises(SchemaLabError) as e:
         wh.sql("SELECT * FROM t VERSION AS OF 'nope'")
     assert e.value.rule == "ref-must-exist" and "tag v1" in str(e.value)
+
+
+def test_cli_sql_runs_the_procedures(wh: sl.Warehouse) -> None:
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "schemalab.cli", "sql", wh.path, "-e",
+                        "CALL sys.create_tag(table => 't', tag => 'cli', snapshot => 1); "
+                        "CALL sys.delete_branch(table => 't', branch => 'dev')"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert [(x.name, x.kind) for x in wh.table("t").refs] == [
+        ("main", "branch"), ("cli", "tag"), ("v1", "tag"), ("v2", "tag")]
+
+
+def test_stepper_back_undoes_procedures(wh: sl.Warehouse) -> None:
+    pytest.importorskip("ipywidgets")
+    from schemalab.widgets import AlterStepper
+
+    root = Path(wh.table("t").path)
+    before = _files(root)
+    stepper = AlterStepper(wh, "CALL sys.create_tag(table => 't', tag => 's1'); "
+                               "CALL sys.rollback(table => 't', version => 'v1'); "
+                               "CALL sys.fast_forward(table => 't', branch => 'dev')")
+    while stepper.step():
+        assert stepper.last_error is None, stepper.last_error
+    assert [f.name for f in wh.table("t").schema.fields] == ["id", "a", "c"]
+    while stepper.back():
+        pass
+    assert _files(root) == before

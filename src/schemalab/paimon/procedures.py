@@ -26,14 +26,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from schemalab.table import Table
 
 
-def _refuse(t: Table, message: str, rule: str) -> SchemaLabError:
+def _refuse(t: Table, message: str, *, rule: str) -> SchemaLabError:
     return SchemaLabError(f"Table {t.name}: {message}", table=t.name, rule=rule)
 
 
 def _main(t: Table, what: str) -> None:
     if t.branch_name != MAIN:
         raise _refuse(t, f"{what} runs on the table, not on branch {t.branch_name}",
-                      "procedure-arguments")
+                      rule="procedure-arguments")
 
 
 def create_tag(t: Table, tag: str, snapshot: int | None = None,
@@ -47,14 +47,14 @@ def create_tag(t: Table, tag: str, snapshot: int | None = None,
         snap = t.latest_snapshot
         if snap is None:
             raise _refuse(t, "Cannot create tag because latest snapshot doesn't exist.",
-                          "snapshot-must-exist")
+                          rule="snapshot-must-exist")
     else:
         snap = t.snapshot(snapshot)  # from snapshot/ or a tag; refused when neither
     path = paimon_refs.tag_path(t.meta_path, tag)
     fileio.makedirs(os.path.dirname(path))
     if fileio.exists(path) or not fileio.write_new(path,
                                                     paimon_refs.tag_json(snap, retained)):
-        raise _refuse(t, f"Tag '{tag}' already exists.", "tag-must-be-new")
+        raise _refuse(t, f"Tag '{tag}' already exists.", rule="tag-must-be-new")
     return snap
 
 
@@ -81,13 +81,13 @@ def delete_tag(t: Table, tags: str) -> list[str]:
 def _check_new_branch(t: Table, branch: str) -> None:
     if branch == MAIN:
         raise _refuse(t, "Branch name 'main' is the default branch and cannot be used.",
-                      "main-branch-is-fixed")
+                      rule="main-branch-is-fixed")
     check_ref_name(branch, "branch", table=t.name)
     if branch.isdigit():
         raise _refuse(t, f"Branch name cannot be pure numeric string but is '{branch}'.",
-                      "valid-ref-name")
+                      rule="valid-ref-name")
     if paimon_refs.branch_exists(t.path, branch):
-        raise _refuse(t, f"Branch name '{branch}' already exists.", "branch-must-be-new")
+        raise _refuse(t, f"Branch name '{branch}' already exists.", rule="branch-must-be-new")
 
 
 def create_branch(t: Table, branch: str, tag: str | None = None) -> None:
@@ -113,7 +113,7 @@ def create_branch(t: Table, branch: str, tag: str | None = None) -> None:
         target = os.path.join(dest, "schema", os.path.basename(t.schema_manager.path(i)))
         fileio.makedirs(os.path.dirname(target))
         if not fileio.write_new(target, data) and n == 0:
-            raise _refuse(t, f"Branch name '{branch}' already exists.", "branch-must-be-new")
+            raise _refuse(t, f"Branch name '{branch}' already exists.", rule="branch-must-be-new")
     if snap is not None and tag is not None:
         _copy_new(paimon_refs.tag_path(t.meta_path, tag), paimon_refs.tag_path(dest, tag))
         src = t.snapshot_manager.path(snap.id)
@@ -149,7 +149,7 @@ def delete_branch(t: Table, branches: str) -> list[str]:
     for name in names:
         if name == MAIN:
             raise _refuse(t, "Branch name 'main' doesn't exist: the main branch is the table "
-                          "and cannot be deleted.", "main-branch-is-fixed")
+                          "and cannot be deleted.", rule="main-branch-is-fixed")
         check_ref_name(name, "branch", table=t.name)
         if not paimon_refs.branch_exists(t.path, name):
             raise NotFoundError(f"Table {t.name}: Branch name '{name}' doesn't exist.",
@@ -168,7 +168,7 @@ def fast_forward(t: Table, branch: str) -> None:
     _main(t, "fast_forward")
     if branch == MAIN:
         raise _refuse(t, "Branch name 'main' do not use in fast-forward.",
-                      "main-branch-is-fixed")
+                      rule="main-branch-is-fixed")
     check_ref_name(branch, "branch", table=t.name)
     if not paimon_refs.branch_exists(t.path, branch):
         raise NotFoundError(f"Table {t.name}: Branch name '{branch}' doesn't exist.",
@@ -177,7 +177,7 @@ def fast_forward(t: Table, branch: str) -> None:
     first = b.snapshot_manager.earliest_id()
     if first is None:
         raise _refuse(t, f"Cannot fast forward branch {branch}, because it does not have "
-                      "snapshot.", "fast-forward-needs-descendant")
+                      "snapshot.", rule="fast-forward-needs-descendant")
     _check_descendant(t, b, first)
     fork_schema = b.snapshot_manager.get(first).schema_id
     for sid in b.schema_manager.list_ids():
@@ -214,7 +214,7 @@ def _check_descendant(t: Table, b: Table, first: int) -> None:
         raise _refuse(t, f"Cannot fast forward branch {b.branch_name}: main's head snapshot "
                       f"{head} is not in its history (it forked at snapshot {first}); "
                       f"fast-forwarding would drop main's snapshots after {first} up to {head}.",
-                      "fast-forward-needs-descendant")
+                      rule="fast-forward-needs-descendant")
 
 
 def rollback(t: Table, version: str | None = None, snapshot: int | None = None,
@@ -227,13 +227,13 @@ def rollback(t: Table, version: str | None = None, snapshot: int | None = None,
     given = [x for x in (version, snapshot, tag) if x is not None and str(x).strip() != ""]
     if len(given) != 1:
         raise _refuse(t, "only can set one of version/snapshot/tag in RollbackProcedure.",
-                      "procedure-arguments")
+                      rule="procedure-arguments")
     if version is not None:
         text = str(version).strip()
         snapshot, tag = (int(text), None) if text.isdigit() else (None, text)
     latest = t.snapshot_manager.latest_id()
     if latest is None:
-        raise _refuse(t, "Latest snapshot is null, can not rollback.", "snapshot-must-exist")
+        raise _refuse(t, "Latest snapshot is null, can not rollback.", rule="snapshot-must-exist")
     if tag is not None:
         check_ref_name(tag, "tag", table=t.name)
         try:
@@ -247,7 +247,7 @@ def rollback(t: Table, version: str | None = None, snapshot: int | None = None,
             paimon_refs.tagged_snapshot(t, int(snapshot))
         if snapshot not in t.snapshot_manager.list_ids() and kept is None:
             raise _refuse(t, f"Rollback snapshot '{snapshot}' doesn't exist.",
-                          "snapshot-must-exist")
+                          rule="snapshot-must-exist")
         target = kept or t.snapshot_manager.get(int(snapshot))
     _roll_back_to(t, target)
     return latest, target.id
@@ -293,7 +293,7 @@ def expire_snapshots(t: Table, retain_max: int | None = None, retain_min: int | 
         int(opts.get("snapshot.expire.limit", 50))
     if rmax < rmin or rmin < 1:
         raise _refuse(t, f"retainMax ({rmax}) must not be less than retainMin ({rmin}).",
-                      "procedure-arguments")
+                      rule="procedure-arguments")
     cutoff = _older_than_millis(t, older_than, opts)
     ids = t.snapshot_manager.list_ids()
     if not ids:
@@ -327,7 +327,7 @@ def _older_than_millis(t: Table, older_than: str | None, opts: dict[str, str]) -
             when = dt.datetime.strptime(older_than.strip(), "%Y-%m-%d %H:%M:%S")
         except ValueError:
             raise _refuse(t, f"older_than {older_than!r} is not a 'yyyy-MM-dd HH:mm:ss' "
-                          "time", "procedure-arguments") from None
+                          "time", rule="procedure-arguments") from None
         return int(when.timestamp() * 1000)
     retain = paimon_refs.parse_retention(opts.get("snapshot.time-retained", "1 h"),
                                          table=t.name)

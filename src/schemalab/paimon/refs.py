@@ -268,10 +268,7 @@ def ref_target(t: Table, ref: str) -> RefTarget[Snapshot]:
     if not isinstance(ref, str):
         raise unknown_ref(t.name, repr(ref), table_refs(t))
     if ref == t.branch_name:
-        schema = t.schema
-        return RefTarget(t, t.latest_snapshot, "current",
-                         f"branch {ref}: its current schema {schema.id} binds, as Paimon "
-                         "reads a branch head")
+        return RefTarget(t, t.latest_snapshot, "current", _branch_binds(t, ref))
     try:
         check_ref_name(ref, "tag", table=t.name)
     except InvalidIdentifierError:
@@ -286,10 +283,14 @@ def ref_target(t: Table, ref: str) -> RefTarget[Snapshot]:
                          f"tag {ref}: the schema of its snapshot {snap.id} (schema "
                          f"{snap.schema_id}) binds, as Paimon reads a tag")
     b = t.branch(ref)  # refuses a name that is no branch, listing the refs
-    schema = b.schema
-    return RefTarget(b, b.latest_snapshot, "current",
-                     f"branch {ref}: its current schema {schema.id} binds, as Paimon reads a "
-                     "branch head")
+    return RefTarget(b, b.latest_snapshot, "current", _branch_binds(b, ref))
+
+
+def _branch_binds(b: Table, ref: str) -> str:
+    if ref == MAIN:
+        return "branch main: its current schema binds"
+    return (f"branch {ref}: its current schema binds (schema {b.schema.id}, the branch's own), "
+            "as Paimon reads a branch head")
 
 
 def tagged_snapshot(t: Table, snapshot_id: int) -> Snapshot | None:
