@@ -127,7 +127,8 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     @_public
     def ref_target(self, ref: str) -> RefTarget[Snapshot]:
-        return paimon_refs.ref_target(self, ref)
+        branch, snap, choice, why = paimon_refs.resolve_ref(self, ref)
+        return RefTarget(self if branch is None else self.branch(branch), snap, choice, why)
 
     def branch(self, name: str) -> Table:
         """Branch ``name`` as a table of its own: its schemas, snapshots and tags, the

@@ -51,10 +51,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
 
     ``keep_index``: the new snapshot keeps the latest one's index manifest (deletion vectors,
     hash indexes), as Java's commit does for files it does not rewrite; a compaction that
-    rewrote every file with a deletion vector passes False to drop them.
-
-    ``meta_path``: where the branch committed to keeps its snapshot/ and schema/ (a
-    branch's manifests and data files live under ``table_path`` as main's do)."""
+    rewrote every file with a deletion vector passes False. ``meta_path``: a branch's dir."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line

@@ -291,13 +291,13 @@ def expire_snapshots(t: Table, retain_max: int | None = None, retain_min: int | 
         int(opts.get("snapshot.num-retained.min", 10))
     limit = max_deletes if max_deletes is not None else \
         int(opts.get("snapshot.expire.limit", 50))
-    if rmax < rmin or rmin < 1:
-        raise _refuse(t, f"retainMax ({rmax}) must not be less than retainMin ({rmin}).",
-                      rule="procedure-arguments")
     cutoff = _older_than_millis(t, older_than, opts)
     ids = t.snapshot_manager.list_ids()
     if not ids:
-        return 0
+        return 0  # as Java: nothing to expire comes before the argument check
+    if rmax < rmin or rmin < 1:
+        raise _refuse(t, f"retainMax ({rmax}) must not be less than retainMin ({rmin}).",
+                      rule="procedure-arguments")
     earliest, latest = ids[0], ids[-1]
     low = max(latest - rmax + 1, earliest)
     end = min(latest - rmin + 1, earliest + limit)

@@ -27,16 +27,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from schemalab import fileio
 from schemalab.errors import CorruptFileError, InvalidIdentifierError
-from schemalab.format import RefTarget, unknown_ref
+from schemalab.format import SchemaChoice, unknown_ref
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.refs import MAIN, Ref, RefKind, check_ref_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from schemalab.table import Table
+    from schemalab.paimon.schema_manager import SchemaManager
+    from schemalab.paimon.snapshot import SnapshotManager
+    from schemalab.schema.table_schema import TableSchema
 
 TAG_PREFIX = "tag-"
 BRANCH_PREFIX = "branch-"
@@ -224,6 +226,26 @@ def parse_retention(text: str, *, table: str) -> int:
 # ---- what a table's refs are, and what reading one reads ------------------------------------
 
 
+class Table(Protocol):
+    """What these functions ask of a Paimon table object (:class:`schemalab.table.Table`,
+    which imports this module)."""
+
+    name: str
+    path: str
+    meta_path: str
+    branch_name: str
+    schema_manager: SchemaManager
+    snapshot_manager: SnapshotManager
+
+    @property
+    def latest_snapshot(self) -> Snapshot | None: ...
+
+    @property
+    def schema(self) -> TableSchema: ...
+
+    def branch(self, name: str) -> Table: ...
+
+
 def tags_of(t: Table) -> list[Tag]:
     """Every readable tag of table (or branch) ``t``, by name."""
     out = []
@@ -261,14 +283,18 @@ def table_refs(t: Table) -> list[Ref]:
     return out
 
 
-def ref_target(t: Table, ref: str) -> RefTarget[Snapshot]:
+#: (the branch to read instead of ``t``, or None; the snapshot; the schema that binds; why)
+Resolved = tuple[str | None, Snapshot | None, SchemaChoice, str]
+
+
+def resolve_ref(t: Table, ref: str) -> Resolved:
     """What ``t.read(ref=...)`` reads, binding as Paimon does: a tag's snapshot in that
     snapshot's schema; a branch head in the branch's current schema. A name that is both a
     tag and a branch reads the tag (Java's time travel looks for a tag first)."""
     if not isinstance(ref, str):
         raise unknown_ref(t.name, repr(ref), table_refs(t))
     if ref == t.branch_name:
-        return RefTarget(t, t.latest_snapshot, "current", _branch_binds(t, ref))
+        return None, t.latest_snapshot, "current", _branch_binds(t, ref)
     try:
         check_ref_name(ref, "tag", table=t.name)
     except InvalidIdentifierError:
@@ -279,11 +305,10 @@ def ref_target(t: Table, ref: str) -> RefTarget[Snapshot]:
         tag = None
     if tag is not None:
         snap = tag.snapshot
-        return RefTarget(t, snap, "snapshot",
-                         f"tag {ref}: the schema of its snapshot {snap.id} (schema "
-                         f"{snap.schema_id}) binds, as Paimon reads a tag")
+        return (None, snap, "snapshot", f"tag {ref}: the schema of its snapshot {snap.id} "
+                f"(schema {snap.schema_id}) binds, as Paimon reads a tag")
     b = t.branch(ref)  # refuses a name that is no branch, listing the refs
-    return RefTarget(b, b.latest_snapshot, "current", _branch_binds(b, ref))
+    return ref, b.latest_snapshot, "current", _branch_binds(b, ref)
 
 
 def _branch_binds(b: Table, ref: str) -> str:
