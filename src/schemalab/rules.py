@@ -72,6 +72,8 @@ _ALL = (
          "those it has).", "Paimon BranchManager / TagManager; Iceberg SnapshotRef"),
     Rule("one-read-target", "A read given both a snapshot id and a branch or tag.",
          "Spark time travel (one of VERSION AS OF / TIMESTAMP AS OF)"),
+    Rule("stepper-formats", "An ALTER stepper asked for formats other than distinct names of "
+         "'paimon' and 'iceberg'.", _OWN),
     Rule("rename-needs-local-disk", "RENAME of a table on an object store (no atomic rename).",
          _OWN),
     Rule("schema-must-exist", "A schema id the table does not have.",

@@ -227,7 +227,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
                                  "append table only; write primary-key branches with Paimon",
                                  table=self.name, rule="unsupported-statement")
         return WriteTarget(self.path, self.name, schema, lambda: self.spark,
-                           meta_path=self.meta_path)
+                           reader=self._manifests, meta_path=self.meta_path)
 
     @_public
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,

@@ -23,6 +23,7 @@ from schemalab import fileio
 from schemalab.engine.spark_reader import quote, store_error
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import binaryrow, paths
+from schemalab.paimon.listing import ManifestReader
 from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
 from schemalab.paimon.primary_key import KEY_PREFIX
 from schemalab.paimon.write.parquet_thrift import annotate_columns
@@ -59,12 +60,15 @@ ROW_GROUP_ROWS = 500_000
 class WriteTarget:
     """What a write needs of a table: its directory, its name for messages, the schema the
     rows are written in, and how to get a SparkSession (asked only once rows are written, so
-    a write refused by the rules never starts Spark)."""
+    a write refused by the rules never starts Spark). ``reader`` is the table object's
+    manifest reader, so a write lists the files its table object has read already without
+    reading their manifests again."""
 
     path: str
     name: str
     schema: TableSchema
     session: Callable[[], SparkSession]
+    reader: ManifestReader | None = None
     #: where the branch written to keeps its schema/ and snapshot/ (None: ``path``, main)
     meta_path: str | None = None
 
