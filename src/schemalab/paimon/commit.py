@@ -48,12 +48,10 @@ def commit(table_path: str, table: str, schema: TableSchema,
     ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
     builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
     would miss files another writer added meanwhile (they would survive the overwrite, and
-    two racing overwrites of one partition would both stay live).
-
-    ``keep_index``: the new snapshot keeps the latest one's index manifest (deletion vectors,
-    hash indexes), as Java's commit does for files it does not rewrite; a compaction that
-    rewrote every file with a deletion vector passes False. ``reader``: the table object's
-    manifest reader. ``meta_path``: a branch's dir (snapshot/, schema/)."""
+    two racing overwrites of one partition would both stay live). ``keep_index``: the new
+    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as
+    Java's commit does for files it does not rewrite; a compaction that rewrote every file
+    with a deletion vector passes False. ``meta_path``: a branch's dir."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line
