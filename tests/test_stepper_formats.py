@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from schemalab.widgets import AlterStepper
 
 import schemalab as sl
 from schemalab.errors import SqlError
-from schemalab.widgets import AlterStepper
 
 SCRIPT = """
 CREATE TABLE T (id INT, a INT, c STRING);

@@ -51,6 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
 
+    from schemalab.engine.row_merge import RowMerge
+
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
 #: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
@@ -119,6 +121,10 @@ class DataFile:
     data_sequence_number: int | None = None
     #: the partition an equality delete must share to apply (Iceberg: spec id + partition)
     delete_scope: str | None = None
+    #: row tracking: the row id of the file's first row (rows take consecutive ids)
+    first_row_id: int | None = None
+    #: data evolution: the columns the file holds, when only some (None: every column)
+    write_cols: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,8 @@ class ReadPlan:
     ignored_deletes: tuple[IgnoredDelete, ...] = ()
     #: a read of a branch or tag: which schema binds and why (first line of explanations)
     binding: str | None = None
+    #: row tracking / data evolution: files merged by row id, system columns read
+    row_merge: RowMerge | None = None
 
     @property
     def files(self) -> list[DataFile]:
