@@ -22,7 +22,6 @@ from schemalab.widgets.figures import diff_html, lineage_figure
 from schemalab import fileio
 from schemalab.checkpoint import Checkpoint
 from schemalab.format import TableLike
-from schemalab.iceberg.metadata import TableMetadata
 from schemalab.render.html import explanation_html
 from schemalab.warehouse import Warehouse
 
@@ -52,8 +51,9 @@ def metadata_state(table: TableLike | None) -> MetadataState:
     for d in METADATA_DIRS:
         for name in fileio.list_names(os.path.join(table.path, d)):
             files.add(f"{d}/{name}")
+    # an Iceberg table's parsed metadata (the widgets import no format package)
     m = getattr(table, "metadata", None)
-    if not isinstance(m, TableMetadata):
+    if m is None or not hasattr(m, "last_column_id"):
         return MetadataState(frozenset(files))
     iceberg = {"format-version": m.format_version, "last-column-id": m.last_column_id,
                "current-schema-id": m.current_schema_id,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.keyed import RETRACT
 from schemalab.engine.merge.keyed_read import merge_read
 from schemalab.engine.plan import ReadPlan
-from schemalab.engine.row_merge import row_merge_read
+from schemalab.engine.row_merge_read import row_merge_read
 from schemalab.engine.scan import KIND_COL, read_group
 from schemalab.engine.spark_reader import all_nullable, quote
 from schemalab.types.spark import to_spark

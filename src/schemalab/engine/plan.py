@@ -51,8 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
 
-    from schemalab.engine.row_merge import RowMerge
-
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
 #: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
@@ -165,6 +163,44 @@ class FileGroup:
     @property
     def row_count(self) -> int:
         return sum(f.row_count for f in self.files)
+
+
+@dataclass(frozen=True)
+class RowIdGroup:
+    """The data files of one row-id range that a read merges column by column."""
+
+    first_row_id: int
+    row_count: int
+    #: newest first (max sequence number, descending)
+    files: tuple[DataFile, ...]
+    #: (target field id, index in ``files`` of the file that supplies it); a field of the
+    #: read that no file holds is absent (it reads NULL)
+    suppliers: tuple[tuple[int, int], ...]
+
+    def supplier(self, field_id: int) -> DataFile | None:
+        """The file whose values of field ``field_id`` the read returns, None: no file."""
+        for fid, i in self.suppliers:
+            if fid == field_id:
+                return self.files[i]
+        return None
+
+    @property
+    def last_row_id(self) -> int:
+        return self.first_row_id + self.row_count - 1
+
+
+@dataclass(frozen=True)
+class RowMerge:
+    """How a read of a row-tracking table treats row ids: the row-id ranges whose files it
+    merges, and the system columns it adds after the table's columns."""
+
+    groups: tuple[RowIdGroup, ...] = ()
+    system: tuple[str, ...] = ()
+
+    @property
+    def merged(self) -> frozenset[str]:
+        """The paths of the files read through a merge."""
+        return frozenset(f.path for g in self.groups for f in g.files)
 
 
 @dataclass(frozen=True)

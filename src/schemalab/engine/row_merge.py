@@ -25,18 +25,12 @@ value from the file that supplies it (no Python UDF, no join per file).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
+from schemalab.engine.plan import DataFile, ReadPlan, RowIdGroup, RowMerge
 from schemalab.errors import SchemaLabError, UnsupportedFeatureError
 from schemalab.schema import TableSchema
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import Column, DataFrame, SparkSession
-
-    from schemalab.engine.plan import DataFile, FileGroup, ReadPlan
 
 ROW_ID = "_ROW_ID"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -46,47 +40,9 @@ ROW_INDEX_COL = "__sl_row_index"
 ROW_FILE_COL = "__sl_row_file"
 STORED_ROW_ID = "__sl_stored_row_id"
 STORED_SEQ = "__sl_stored_seq"
-_RID = "__sl_rid"
-_RANK = "__sl_rank"
-_FLAG = "__sl_has_"
-
-
-@dataclass(frozen=True)
-class RowIdGroup:
-    """The data files of one row-id range that a read merges column by column."""
-
-    first_row_id: int
-    row_count: int
-    #: newest first (max sequence number, descending)
-    files: tuple[DataFile, ...]
-    #: (target field id, index in ``files`` of the file that supplies it); a field of the
-    #: read that no file holds is absent (it reads NULL)
-    suppliers: tuple[tuple[int, int], ...]
-
-    def supplier(self, field_id: int) -> DataFile | None:
-        """The file whose values of field ``field_id`` the read returns, None: no file."""
-        for fid, i in self.suppliers:
-            if fid == field_id:
-                return self.files[i]
-        return None
-
-    @property
-    def last_row_id(self) -> int:
-        return self.first_row_id + self.row_count - 1
-
-
-@dataclass(frozen=True)
-class RowMerge:
-    """How a read of a row-tracking table treats row ids: the row-id ranges whose files it
-    merges, and the system columns it adds after the table's columns."""
-
-    groups: tuple[RowIdGroup, ...] = ()
-    system: tuple[str, ...] = ()
-
-    @property
-    def merged(self) -> frozenset[str]:
-        """The paths of the files read through a merge."""
-        return frozenset(f.path for g in self.groups for f in g.files)
+RID_COL = "__sl_rid"
+RANK_COL = "__sl_rank"
+FLAG_PREFIX = "__sl_has_"
 
 
 def file_columns(f: DataFile, schema: TableSchema) -> TableSchema:
@@ -139,21 +95,21 @@ def plan_row_merge(table: str, target: TableSchema, files: Sequence[DataFile],
         for f in g:
             if f.first_row_id != first or f.row_count != count:
                 raise SchemaLabError(
-                    f"Table {table}: data files {_name(g[0])} (row ids {first}..."
-                    f"{first + count - 1}) and {_name(f)} (row ids {f.first_row_id}..."
+                    f"Table {table}: data files {file_label(g[0])} (row ids {first}..."
+                    f"{first + count - 1}) and {file_label(f)} (row ids {f.first_row_id}..."
                     f"{(f.first_row_id or 0) + f.row_count - 1}) overlap without covering the "
                     "same row ids; Java Paimon refuses such a table too.", table=table,
                     rule="row-id-ranges")
             if f.deletes:
                 raise UnsupportedFeatureError(
-                    f"Read of {table} refused: data file {_name(f)} has a deletion vector "
+                    f"Read of {table} refused: data file {file_label(f)} has a deletion vector "
                     "and is merged with other files by row id; schemalab does not apply "
                     "deletion vectors to a data-evolution merge yet.", table=table,
                     feature="data evolution with deletion vectors",
                     option="deletion-vectors.enabled")
             if f.format != "parquet":
                 raise UnsupportedFeatureError(
-                    f"Read of {table} refused: data file {_name(f)} is {f.format.upper()}; "
+                    f"Read of {table} refused: data file {file_label(f)} is {f.format.upper()}; "
                     "schemalab merges files by row id in Parquet files only.", table=table,
                     feature="data evolution", option="file.format")
         projected = [file_columns(f, schema_of(f)) for f in g]
@@ -179,7 +135,7 @@ def plan_row_merge(table: str, target: TableSchema, files: Sequence[DataFile],
     return RowMerge(tuple(groups)), source_of
 
 
-def _name(f: DataFile) -> str:
+def file_label(f: DataFile) -> str:
     return f.path.rsplit("/", 1)[-1]
 
 
@@ -190,9 +146,9 @@ def _what(f: DataFile, schema: TableSchema) -> str:
     """A file of a row-id group, in words: which columns it holds, when it was written."""
     cols = ", ".join(f"`{sf.name}`" for sf in file_columns(f, schema).fields)
     if f.write_cols is None:
-        return f"the file of the rows {_name(f)} (sequence number {f.max_sequence_number})"
+        return f"the file of the rows {file_label(f)} (sequence number {f.max_sequence_number})"
     # a row-tracking commit gives a new file its snapshot's id as sequence number
-    return (f"the update file of {cols} {_name(f)}, written in snapshot "
+    return (f"the update file of {cols} {file_label(f)}, written in snapshot "
             f"{f.max_sequence_number}")
 
 
@@ -215,7 +171,7 @@ def supplier_lines(plan: ReadPlan, group: RowIdGroup) -> list[str]:
         line = f"  `{t.name}` from {_what(f, schema)}{named}"
         if older:
             line += ", newer than " + ", ".join(
-                f"{_name(o)} (sequence number {o.max_sequence_number})" for o in older)
+                f"{file_label(o)} (sequence number {o.max_sequence_number})" for o in older)
         out.append(line)
     return out
 
@@ -235,107 +191,3 @@ def merge_lines(plan: ReadPlan, field_id: int | None = None) -> list[str]:
                                  if ln.strip().split(" ")[0].strip("`") in names]
         out.extend(lines)
     return out
-
-
-# ---- execution on Spark ------------------------------------------------------------------------
-
-
-def row_merge_read(plan: ReadPlan, spark: SparkSession, file_of: int | None = None
-                   ) -> DataFrame:
-    """The rows of a plan with a :class:`RowMerge`: files outside its groups as they are,
-    the groups' files merged by row id; the system columns after the table's. ``file_of``
-    (a field id) adds each row's file that supplied that field (``__sl_file``, for why)."""
-    from schemalab.engine.scan import FILE_COL, read_group
-
-    merge = plan.row_merge
-    assert merge is not None
-    merged = merge.merged
-    keep = [FILE_COL] if file_of is not None else []
-    frames: list[DataFrame] = []
-    parts: list[DataFrame] = []
-    for g in plan.groups:
-        single = tuple(f for f in g.files if f.path not in merged)
-        multi = tuple(f for f in g.files if f.path in merged)
-        if single:
-            df = read_group(plan, replace(g, files=single), spark, row_ids=bool(merge.system),
-                            with_file=bool(keep))
-            frames.append(_with_system(df, single, plan, merge, keep))
-        if multi:
-            df = read_group(plan, replace(g, files=multi), spark, row_ids=True,
-                            with_file=bool(keep))
-            parts.append(_flagged(df, g, multi, plan, merge, keep))
-    if parts:
-        frames.append(_merged(functools.reduce(lambda a, b: a.union(b), parts), plan, merge,
-                              file_of))
-    return functools.reduce(lambda a, b: a.union(b), frames)
-
-
-def _file_map(files: Sequence[DataFile], value: Callable[[DataFile], int | None]) -> Column:
-    """``value`` of the row's file (looked up by its file name)."""
-    from pyspark.sql import functions as F
-
-    pairs = [c for f in files for c in (F.lit(_name(f)), F.lit(value(f)).cast("bigint"))]
-    return F.element_at(F.create_map(*pairs), F.col(ROW_FILE_COL))
-
-
-def _row_id(files: Sequence[DataFile]) -> Column:
-    from pyspark.sql import functions as F
-
-    return _file_map(files, lambda f: f.first_row_id) + F.col(ROW_INDEX_COL)
-
-
-def _system_values(files: Sequence[DataFile]) -> list[Column]:
-    """``_ROW_ID`` and ``_SEQUENCE_NUMBER`` of each row: stored, else Paimon's fallback."""
-    from pyspark.sql import functions as F
-
-    return [F.coalesce(F.col(STORED_ROW_ID), _row_id(files)).alias(ROW_ID),
-            F.coalesce(F.col(STORED_SEQ), _file_map(files, lambda f: f.max_sequence_number)
-                       ).alias(SEQUENCE_NUMBER)]
-
-
-def _targets(plan: ReadPlan) -> list[Column]:
-    from pyspark.sql import functions as F
-
-    from schemalab.engine.spark_reader import quote
-
-    return [F.col(quote(t.name)) for t in plan.target.fields]
-
-
-def _with_system(df: DataFrame, files: Sequence[DataFile], plan: ReadPlan,
-                 merge: RowMerge, keep: list[str]) -> DataFrame:
-    if not merge.system:
-        return df.select(*_targets(plan), *keep)
-    values = dict(zip(SYSTEM_COLUMNS, _system_values(files), strict=True))
-    return df.select(*_targets(plan), *[values[c] for c in merge.system], *keep)
-
-
-def _flagged(df: DataFrame, group: FileGroup, files: Sequence[DataFile], plan: ReadPlan,
-             merge: RowMerge, keep: list[str]) -> DataFrame:
-    """A merged scan's rows with their row id, their file's rank in its row-id group
-    (0: newest) and, per column, whether this scan supplies it."""
-    from pyspark.sql import functions as F
-
-    rank = {f.path: i for g in merge.groups for i, f in enumerate(g.files)}
-    supplied = {c.target.id for c in group.columns if c.kind != "null"}
-    flags = [(F.lit(1) if t.id in supplied else F.lit(None)).cast("int").alias(f"{_FLAG}{t.id}")
-             for t in plan.target.fields]
-    return df.select(*_targets(plan), *flags, _row_id(files).alias(_RID),
-                     _file_map(files, lambda f: rank[f.path]).alias(_RANK),
-                     *_system_values(files), *keep)
-
-
-def _merged(df: DataFrame, plan: ReadPlan, merge: RowMerge, file_of: int | None
-            ) -> DataFrame:
-    """One row per row id: each column from the file that supplies it, the system columns
-    from the newest file of the group."""
-    from pyspark.sql import functions as F
-
-    from schemalab.engine.scan import FILE_COL
-    from schemalab.engine.spark_reader import quote
-
-    cols = [F.max_by(F.col(quote(t.name)), F.col(f"{_FLAG}{t.id}")).alias(t.name)
-            for t in plan.target.fields]
-    system = [F.min_by(F.col(c), F.col(_RANK)).alias(c) for c in merge.system]
-    file = [] if file_of is None else [
-        F.max_by(F.col(FILE_COL), F.col(f"{_FLAG}{file_of}")).alias(FILE_COL)]
-    return df.groupBy(_RID).agg(*cols, *system, *file).drop(_RID)

@@ -371,7 +371,7 @@ def _rows(plan: ReadPlan, spark: SparkSession, field_id: int | None = None) -> D
     from schemalab.engine.spark_reader import quote
 
     if plan.row_merge is not None:
-        from schemalab.engine.row_merge import row_merge_read
+        from schemalab.engine.row_merge_read import row_merge_read
 
         first = plan.target.fields[0].id if plan.target.fields else -1
         return row_merge_read(plan, spark, first if field_id is None else field_id)

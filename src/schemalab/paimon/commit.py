@@ -89,11 +89,9 @@ def commit(table_path: str, table: str, schema: TableSchema,
         base_name, base_size, delta_name, delta_size = _write_lists(
             manifest_dir, namer, latest, delta_meta, reader or ManifestReader(table_path))
         previous_total = (latest.total_record_count or 0) if latest else 0
-        # As Java's FileStoreCommitImpl: the snapshot records the table's latest schema at
-        # commit time, not the writer's. An ALTER may have landed while the files were being
-        # written (they keep their own schema id in the manifest); a snapshot older than its
-        # files' schema would make time travel drop their new columns, and snapshot schema
-        # ids would go backwards.
+        # As Java's FileStoreCommitImpl: the table's latest schema at commit time, not the
+        # writer's (an ALTER may have landed meanwhile; an older snapshot schema would make
+        # time travel drop the files' new columns, and snapshot schema ids go backwards).
         schema_id = max([schema.id, *schemas.list_ids()])
         snap = Snapshot(
             id=(latest.id + 1) if latest else 1, schema_id=schema_id,

@@ -9,12 +9,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from schemalab.engine.plan import DataFile, ReadPlan, plan_read
-from schemalab.engine.row_merge import (
-    SYSTEM_COLUMNS,
-    RowMerge,
-    plan_row_merge,
-)
+from schemalab.engine.plan import DataFile, ReadPlan, RowMerge, plan_read
+from schemalab.engine.row_merge import SYSTEM_COLUMNS, plan_row_merge
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import SchemaLabError, UnsupportedFeatureError
 from schemalab.paimon.snapshot import Snapshot
