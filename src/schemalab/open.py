@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from schemalab import fileio
 from schemalab.errors import TableNotFoundError
 from schemalab.iceberg import IcebergTable, is_iceberg_table
+from schemalab.paimon.refs import branch_of
 from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,6 +35,11 @@ def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None,
         return connect({**props, "name": name}).open(os.fspath(path), spark=spark)
     p = fileio.normalize(path)
     fileio.configure(p, options)
+    fork = branch_of(p)
+    if fork is not None:
+        # <table>/branch/branch-<name>: its manifests and data files are the table's, so it
+        # opens as that branch of the table (named ``db.t$branch_<name>``)
+        return Table(fork[0], spark=spark).branch(fork[1])
     if fileio.list_names(os.path.join(p, "schema")):
         return Table(p, spark=spark)
     if is_iceberg_table(p) or (p.endswith((".json", ".json.gz")) and fileio.is_file(p)):

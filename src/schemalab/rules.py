@@ -55,6 +55,19 @@ _ALL = (
     Rule("valid-ref-name", "A branch or tag name that is empty, too long, or has a character "
          "that could name another path ('/', '..', '$', control characters).",
          "Paimon BranchManager / TagManager"),
+    Rule("tag-must-be-new", "CALL sys.create_tag of a tag name the table has.",
+         "Paimon TagManager.createTag"),
+    Rule("branch-must-be-new", "CALL sys.create_branch of a branch name the table has.",
+         "Paimon FileSystemBranchManager.validateBranch"),
+    Rule("main-branch-is-fixed", "Creating, deleting or fast-forwarding the branch 'main'.",
+         "Paimon BranchManager.validateBranch / fastForwardValidate"),
+    Rule("fast-forward-needs-descendant", "CALL sys.fast_forward of a branch without snapshots "
+         "or whose history does not hold main's head (it would drop main's snapshots).",
+         "Paimon FileSystemBranchManager.fastForward; schemalab (the descendant check)"),
+    Rule("file-schema-rewritten", "A data file whose columns are not those of the schema "
+         "file its schema id names (a fast-forward rewrote the history).", _OWN),
+    Rule("procedure-arguments", "A CALL of a tag, branch, rollback or expire procedure with "
+         "an argument missing, unknown or malformed.", "Paimon's Spark procedures"),
     Rule("ref-must-exist", "A branch or tag name the table does not have (the message lists "
          "those it has).", "Paimon BranchManager / TagManager; Iceberg SnapshotRef"),
     Rule("one-read-target", "A read given both a snapshot id and a branch or tag.",

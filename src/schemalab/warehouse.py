@@ -27,7 +27,8 @@ from schemalab.errors import (
     with_message,
 )
 from schemalab.history.names import close_names, name_history
-from schemalab.paimon import paths
+from schemalab.paimon import calls, paths
+from schemalab.paimon.refs import BRANCH_SUFFIX
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
 from schemalab.schema.changes import ColumnSpec
@@ -48,6 +49,7 @@ from schemalab.sql import (
     parse_statements,
     rewrite_tables,
 )
+from schemalab.sql.queries import Versioned, versioned_tables
 from schemalab.sql.system_columns import hide_from_stars, names_system_columns
 from schemalab.table import Table
 
@@ -168,6 +170,9 @@ class Warehouse:
         """A table for a statement that uses it right away: the listing that found the table
         is kept for its first call (one listing per table per statement)."""
         db, table = self.resolve(name)
+        base, sep, branch = table.partition(BRANCH_SUFFIX)
+        if sep and base:  # `t$branch_dev`: branch dev of table t, as Paimon names it
+            return self._open(TableName(db, base)).branch(branch)
         t = Table(paths.table_dir(self.path, db, table), f"{db}.{table}", warehouse=self)
         if not t.schema_manager.list_ids():
             near = close_names(f"{db}.{table}", self.list_tables())
@@ -353,11 +358,20 @@ class Warehouse:
         return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
 
     def _call(self, stmt: Call) -> StatementResult:
-        """Paimon's Spark procedures; ``sys.compact`` is the one schemalab runs."""
+        """Paimon's Spark procedures: ``sys.compact``, and the tag, branch, rollback and
+        expire procedures (:mod:`schemalab.paimon.calls`)."""
+        other = calls.procedure_name(stmt.procedure)
+        if other is not None:
+            args = {k.lower(): v for k, v in stmt.arguments}
+            calls.check_arguments(other, args)
+            done = calls.run(other, self._open(args["table"]), args)
+            return StatementResult(stmt.text, done.message, columns=done.columns,
+                                   rows=done.rows, row_schema=done.row_schema)
         if stmt.procedure.lower() not in ("sys.compact", "compact"):
             raise SqlError(f"Unsupported procedure: CALL {stmt.procedure}; schemalab runs "
                            "CALL sys.compact(table => 'db.t' [, partitions => 'p=1;p=2'] "
-                           "[, order_strategy => 'order', order_by => 'a,b'])",
+                           "[, order_strategy => 'order', order_by => 'a,b']) and sys."
+                           + ", sys.".join(calls.ARGUMENTS),
                            table=stmt.argument("table"), rule="unsupported-statement")
         known = {"table", "partitions", "order_strategy", "order_by", "compact_strategy",
                  "where", "options"}
@@ -385,8 +399,15 @@ class Warehouse:
                                row_schema="result BOOLEAN")
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
-        """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
-        mapping: dict[TableName, str] = {}
+        """Run Spark SQL in which our tables appear as their evolved reads (temp views);
+        ``t VERSION AS OF 'tag'`` (or a snapshot id) reads that tag or snapshot."""
+        mapping: dict[TableName | Versioned, str] = {}
+        if "version" in sql.lower():
+            for name, version in versioned_tables(sql):
+                db, table = self.resolve(name)
+                view = _view_name(db, f"{table}\x00{version!r}")
+                self._version_read(name, version).createOrReplaceTempView(view)
+                mapping[(name, version)] = view
         # a one-table query naming _ROW_ID / _SEQUENCE_NUMBER: Paimon's metadata columns
         hidden = names_system_columns(sql) if len(tables) == 1 else ()
         for name in tables:
@@ -413,6 +434,15 @@ class Warehouse:
             if error is None:
                 raise
             raise error from None
+
+    def _version_read(self, name: TableName, version: str | int) -> DataFrame:
+        """``VERSION AS OF``, as Paimon's Spark time travel: a string names a tag (digits
+        with no such tag: a snapshot id), a number a snapshot id."""
+        t = self._open(name)
+        if isinstance(version, str) and not (version.isdigit() and version not in
+                                             {r.name for r in t.refs if r.kind == "tag"}):
+            return t.read(ref=version)
+        return t.read(snapshot_id=int(version))
 
     def _system_table(self, db: str, table: str) -> DataFrame | None:
         """``t$snapshots`` and the like: a system table of table ``t`` (Paimon's spelling,

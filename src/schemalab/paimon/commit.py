@@ -41,18 +41,17 @@ def commit(table_path: str, table: str, schema: TableSchema,
            entries: Sequence[ManifestEntry], *, kind: str = "APPEND",
            commit_user: str | None = None,
            replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None,
-           keep_index: bool = True, reader: ManifestReader | None = None) -> Snapshot | None:
+           keep_index: bool = True, reader: ManifestReader | None = None,
+           meta_path: str | None = None) -> Snapshot | None:
     """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
 
     ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
     builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
     would miss files another writer added meanwhile (they would survive the overwrite, and
-    two racing overwrites of one partition would both stay live).
-
-    ``keep_index``: the new snapshot keeps the latest one's index manifest (deletion vectors,
-    hash indexes), as Java's commit does for files it does not rewrite; a compaction that
-    rewrote every file with a deletion vector passes False to drop them. ``reader``: the
-    table object's manifest reader, for the latest snapshot's manifest lists."""
+    two racing overwrites of one partition would both stay live). ``keep_index``: the new
+    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as
+    Java's commit does for files it does not rewrite; a compaction that rewrote every file
+    with a deletion vector passes False. ``meta_path``: a branch's dir."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line
@@ -69,8 +68,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
 
     delta_entries: list[ManifestEntry] = []
     manifest_name, delta_meta = "", None  # written on the first attempt
-    snapshots = SnapshotManager(table_path, table)
-    schemas = SchemaManager(table_path, table)
+    snapshots = SnapshotManager(meta_path or table_path, table)
+    schemas = SchemaManager(meta_path or table_path, table)
     user = commit_user or str(uuid.uuid4())
     tracking = row_tracking_enabled(schema)
     for attempt in range(MAX_ATTEMPTS):

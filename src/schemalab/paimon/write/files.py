@@ -69,6 +69,8 @@ class WriteTarget:
     schema: TableSchema
     session: Callable[[], SparkSession]
     reader: ManifestReader | None = None
+    #: where the branch written to keeps its schema/ and snapshot/ (None: ``path``, main)
+    meta_path: str | None = None
 
     @property
     def spark(self) -> SparkSession:

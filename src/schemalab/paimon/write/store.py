@@ -96,7 +96,8 @@ def _write_and_commit(
                                                reader=target.reader)
         try:
             return commits.commit(target.path, target.name, schema, entries, kind=kind,
-                                  replaces=replaces, reader=target.reader)
+                                  replaces=replaces, reader=target.reader,
+                                  meta_path=target.meta_path)
         except CommitConflictError as e:
             _remove(files)
             if e.rule == "primary-key-sequence-conflict" and attempt < PK_WRITE_ATTEMPTS:
