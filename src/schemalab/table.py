@@ -37,6 +37,7 @@ from schemalab.format import (
     name_from_path,
     unknown_ref,
 )
+from schemalab.history.graph import with_refs
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.paimon import refs as paimon_refs
@@ -311,9 +312,13 @@ class Table(FormatTable[Snapshot, TableSchema]):
     @_public
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
-        (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
-        return paimon_history(self.path, self.name, self.schema_manager,
-                              self.snapshot_manager, self._manifests)
+        (whose manifest trees load on demand: ``history().tree(snapshot_id)``); on main also
+        the refs, one history per branch, fork points and tags
+        (:func:`~schemalab.history.graph.with_refs`). A branch's own history
+        (``t.branch("dev").history()``) holds that branch's schemas and snapshots."""
+        h = paimon_history(self.path, self.name, self.schema_manager, self.snapshot_manager,
+                           self._manifests)
+        return with_refs(h, self, branches=self.branch_name == MAIN)
 
     @_public
     def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,

@@ -160,7 +160,7 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
     off_main = _off_main(h)
     for s in snaps:
         c = changes[s.id]
-        labels = [f"branch {n}" for n in off_main.get(s.id, ())]
+        labels = [f"branch {n}" for n in off_main.get((s.id, s.time_millis), ())]
         labels += [f"tag {n}" for n in h.tags_at(s.id)]
         labels += [h.marks[s.id]] if s.id in h.marks else []
         more = f" [{', '.join(labels)}]" if labels else ""
@@ -180,17 +180,18 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
     return out
 
 
-def _off_main(h: TableHistory) -> dict[int, list[str]]:
-    """Snapshot id → the branches other than main that hold it, for snapshots main does
-    not (an Iceberg table's one snapshot list holds every branch's)."""
+def _off_main(h: TableHistory) -> dict[tuple[int, int | None], list[str]]:
+    """(snapshot id, commit time) → the branches other than main that hold it, for snapshots
+    main does not (an Iceberg table's one snapshot list holds every branch's; a Paimon
+    branch numbers its own snapshots, so an id alone may name another snapshot on main)."""
     if "main" not in h.branches:
         return {}
     on_main = {(s.id, s.time_millis) for s in h.branches["main"].snapshots}
-    out: dict[int, list[str]] = {}
+    out: dict[tuple[int, int | None], list[str]] = {}
     for name, b in h.branches.items():
         for s in b.snapshots:
             if name != "main" and (s.id, s.time_millis) not in on_main:
-                out.setdefault(s.id, []).append(name)
+                out.setdefault((s.id, s.time_millis), []).append(name)
     return out
 
 
