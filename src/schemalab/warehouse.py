@@ -27,6 +27,7 @@ from schemalab.errors import (
     with_message,
 )
 from schemalab.history.names import close_names, name_history
+from schemalab.iceberg.write import WritableIcebergTable, create_iceberg_table, hadoop
 from schemalab.paimon import paths
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
@@ -75,7 +76,12 @@ class Warehouse:
     default the standard environment configures it."""
 
     def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None,
-                 options: dict[str, str] | None = None) -> None:
+                 options: dict[str, str] | None = None, format: str = "paimon") -> None:
+        if format not in ("paimon", "iceberg"):
+            raise SqlError(f"Warehouse format must be 'paimon' or 'iceberg', not {format!r}",
+                           rule="unsupported-statement")
+        #: the format CREATE TABLE makes when the statement says no USING
+        self.format = format
         self.path = fileio.normalize(path)
         fileio.configure(self.path, options)
         fileio.makedirs(self.path)
@@ -132,13 +138,22 @@ class Warehouse:
         db, table = self.resolve(name)
         return paths.table_dir(self.path, db, table)
 
-    def table(self, name: str | TableName) -> Table:
+    def table(self, name: str | TableName) -> Table | WritableIcebergTable:
         """Table ``name`` of this warehouse (``"t"``, ``"db.t"`` or a parsed name). Its first
         call lists the schema directory anew: an ALTER made in between, through another
         table object or another writer, is seen."""
-        t = self._open(name)
-        t.schema_manager.refresh()
+        t = self._open_any(name)
+        if isinstance(t, Table):
+            t.schema_manager.refresh()
         return t
+
+    def _open_any(self, name: str | TableName) -> Table | WritableIcebergTable:
+        """A Paimon table, or an Iceberg table (Hadoop-catalog layout) of that name."""
+        db, table = self.resolve(name)
+        if hadoop.is_table(self.path, db, table):
+            return WritableIcebergTable(hadoop.table_dir(self.path, db, table), f"{db}.{table}",
+                                        spark=self._spark)
+        return self._open(name)
 
     def _open(self, name: str | TableName) -> Table:
         """A table for a statement that uses it right away: the listing that found the table
@@ -160,8 +175,9 @@ class Warehouse:
             return False
 
     def list_databases(self) -> list[str]:
-        return sorted(n[:-3] for n in fileio.list_names(self.path)
-                      if n.endswith(".db") and fileio.is_dir(os.path.join(self.path, n)))
+        paimon = {n[:-3] for n in fileio.list_names(self.path)
+                  if n.endswith(".db") and fileio.is_dir(os.path.join(self.path, n))}
+        return sorted(paimon | set(hadoop.namespaces(self.path)))
 
     def list_tables(self, database: str | None = None) -> list[str]:
         """Qualified names ``db.table`` of every table (or of one database's tables)."""
@@ -171,7 +187,8 @@ class Warehouse:
             for t in sorted(fileio.list_names(d)):
                 if not t.startswith(".") and fileio.is_dir(os.path.join(d, t, "schema")):
                     out.append(f"{db}.{t}")
-        return out
+            out.extend(f"{db}.{t}" for t in hadoop.tables(self.path, db))
+        return sorted(out)
 
     def create_table(self, name: str | TableName, columns: Sequence[ColumnSpec], *,
                      partition_keys: Sequence[str] = (), primary_keys: Sequence[str] = (),
@@ -182,7 +199,7 @@ class Warehouse:
         path = paths.table_dir(self.path, db, table)
         if self.has_table(name):
             if if_not_exists:
-                return self.table(name)
+                return self._open(name)
             raise TableExistsError(f"Table {qualified} already exists.", table=qualified,
                                    rule="table-must-be-new")
         schema = new_table_schema(columns, partition_keys=partition_keys,
@@ -203,6 +220,8 @@ class Warehouse:
             raise TableNotFoundError(f"Table {db}.{table} does not exist.", table=f"{db}.{table}",
                                      rule="table-must-exist")
         path = paths.table_dir(self.path, db, table)
+        if hadoop.is_table(self.path, db, table):
+            path = hadoop.table_dir(self.path, db, table)
         if fileio.is_local(path):
             # Move aside first so no reader ever sees a half-deleted table.
             trash = os.path.join(os.path.dirname(path), f".dropped-{table}-{os.getpid()}")
@@ -272,6 +291,14 @@ class Warehouse:
 
     def _create(self, stmt: CreateTable) -> StatementResult:
         existed = self.has_table(stmt.name)
+        if (stmt.using or self.format) == "iceberg":
+            return _create_iceberg(self, stmt, existed)
+        if stmt.transforms:
+            raise SqlError(f"Unsupported partition transform {stmt.transforms[0][0]} of "
+                           f"{stmt.transforms[0][1]} in PARTITIONED BY: a Paimon table is "
+                           "partitioned by plain top-level columns, e.g. PARTITIONED BY (dt)",
+                           table=str(stmt.name), column=stmt.transforms[0][1],
+                           rule="unsupported-sql")
         t = self.create_table(stmt.name, stmt.columns, partition_keys=stmt.partition_keys,
                               primary_keys=stmt.primary_keys, options=dict(stmt.options),
                               comment=stmt.comment, if_not_exists=stmt.if_not_exists)
@@ -279,7 +306,10 @@ class Warehouse:
         return StatementResult(stmt.text, msg)
 
     def _alter(self, stmt: AlterTable) -> StatementResult:
-        t = self._open(stmt.name)
+        ice = self._open_any(stmt.name)
+        if isinstance(ice, WritableIcebergTable):
+            return StatementResult(stmt.text, ice.alter_statement(stmt.changes))
+        t = ice
         new = t.alter(*stmt.changes)
         return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
 
@@ -297,23 +327,36 @@ class Warehouse:
                                row_schema="namespace STRING, tableName STRING")
 
     def _describe(self, stmt: DescribeTable) -> StatementResult:
-        t = self._open(stmt.name)
-        described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
-                                            for f in t.schema.fields]
+        t = self._open_any(stmt.name)
+        if isinstance(t, WritableIcebergTable):
+            from schemalab.iceberg.types import iceberg_type_text
+
+            described: list[tuple[Any, ...]] = [(f.name, iceberg_type_text(f.type), f.doc, f.id)
+                                                for f in t.schema.fields]
+        else:
+            described = [(f.name, f.type.sql(), f.description, f.id) for f in t.schema.fields]
         return StatementResult(
             stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
             rows=described,
             row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
 
     def _insert(self, stmt: Insert) -> StatementResult:
-        t = self._open(stmt.name)
+        t = self._open_any(stmt.name)
         df = self.run_query(stmt.query, stmt.query_tables)
+        if isinstance(t, WritableIcebergTable):
+            s = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
+            added = 0 if s is None else int(s.summary.get("added-records", 0))
+            at = "" if s is None else f" as snapshot {s.snapshot_id}"
+            return StatementResult(stmt.text, f"Inserted {added} rows into {t.name}{at}.")
         snap = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
         n = 0 if snap is None else snap.delta_record_count
         where = "" if snap is None else f" as snapshot {snap.id}"
         return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
 
     def _delete(self, stmt: DeleteFrom) -> StatementResult:
+        if isinstance(self._open_any(stmt.name), WritableIcebergTable):
+            raise SqlError(f"DELETE FROM {stmt.name.sql()}: schemalab does not write Iceberg "
+                           "delete files yet", table=str(stmt.name), rule="unsupported-sql")
         t = self._open(stmt.name)
         if stmt.where is not None and t.schema.primary_keys:
             # through run_query, so the condition's subqueries see our tables too
@@ -367,7 +410,7 @@ class Warehouse:
             db, table = self.resolve(name)
             try:
                 # one table object per table: it reads each file once
-                df = self._open(name).read()
+                df = self._open_any(name).read()
             except TableNotFoundError:
                 system = self._system_table(db, table)
                 if system is None:
@@ -417,6 +460,26 @@ class Warehouse:
                                 f"in {t.name}, {known}.", table=t.name, column=column,
                                 rule="column-must-exist")
         return None
+
+
+def _create_iceberg(wh: Warehouse, stmt: CreateTable, existed: bool) -> StatementResult:
+    """CREATE TABLE of an Iceberg table (``USING iceberg``, or an Iceberg warehouse)."""
+    db, table = wh.resolve(stmt.name)
+    if existed:
+        if stmt.if_not_exists:
+            return StatementResult(stmt.text, f"Table {db}.{table} already exists.")
+        raise TableExistsError(f"Table {db}.{table} already exists.", table=f"{db}.{table}",
+                               rule="table-must-be-new")
+    if stmt.primary_keys:
+        raise SqlError(f"Table {db}.{table}: PRIMARY KEY is Paimon's; an Iceberg table names "
+                       "its identifier fields with ALTER TABLE .. SET IDENTIFIER FIELDS",
+                       table=f"{db}.{table}", rule="unsupported-sql")
+    parts = stmt.transforms or tuple(("identity", k) for k in stmt.partition_keys)
+    t = create_iceberg_table(hadoop.table_dir(wh.path, db, table), f"{db}.{table}",
+                             stmt.columns, partitioning=parts, properties=dict(stmt.options),
+                             comment=stmt.comment, spark=wh._spark)
+    return StatementResult(stmt.text, f"Created {t.name} (Iceberg v{t.format_version}, "
+                                      "schema 0).")
 
 
 def _view_name(db: str, table: str) -> str:

@@ -61,6 +61,11 @@ class CreateTable:
     comment: str | None
     if_not_exists: bool
     text: str
+    #: ``USING paimon`` / ``USING iceberg`` (lower case), None when not given
+    using: str | None = None
+    #: Iceberg partition transforms as (transform, column), e.g. ("bucket[16]", "id"), in
+    #: PARTITIONED BY order (identity for plain columns); empty unless one is a transform
+    transforms: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
     if bucket_column is not None:
         out = out.withColumn(_BUCKET_COL, bucket_column)
         group_cols.append(_BUCKET_COL)
-    out, storage = _as_java_stores(out, schema)
+    out, storage = as_java_stores(out, schema)
     if sort_by is not None:
         # One task per (partition, bucket), sorted by the key after the write's own grouping
         # columns, so Spark's writer (which needs that grouping order) adds no sort of its own
@@ -126,22 +126,28 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         try:
             writer.parquet(fileio.spark_uri(staging))
         except Exception as e:
-            m = WRITE_ERROR.search(str(e))
-            if m is None:
-                error = store_error(e, fileio.spark_uri(staging))
-                if error is not None:
-                    raise error from None
+            error = write_error(e, fileio.spark_uri(staging), schema, table)
+            if error is None:
                 raise
-            message = str(e)[m.end():].split(" SQLSTATE")[0].split("\n")[0]
-            column = schema.fields[int(m.group(2))].name
-            raise SchemaLabError(message.strip(), table=table, column=column,
-                                 rule=m.group(1)) from None
+            raise error from None
         return _place_files(staging, table_path, schema, bucket_column is not None, storage)
     finally:
         fileio.delete_dir(staging)
 
 
-def _as_java_stores(df: DataFrame, schema: TableSchema
+def write_error(e: Exception, uri: str, schema: TableSchema,
+                table: str | None) -> SchemaLabError | None:
+    """The error a failed Spark write of ``schema``'s rows to ``uri`` stands for: a value a
+    column refused (``[schemalab:<rule>:<column index>]``), or the store's; None for others."""
+    m = WRITE_ERROR.search(str(e))
+    if m is None:
+        return store_error(e, uri)
+    message = str(e)[m.end():].split(" SQLSTATE")[0].split("\n")[0]
+    column = schema.fields[int(m.group(2))].name
+    return SchemaLabError(message.strip(), table=table, column=column, rule=m.group(1))
+
+
+def as_java_stores(df: DataFrame, schema: TableSchema
                     ) -> tuple[DataFrame, dict[str, ColumnStorage]]:
     """``df`` with every column whose type Java Paimon stores otherwise than Spark would
     turned into what Java stores (see :mod:`schemalab.paimon.write.parquet_types`), and how each
@@ -165,7 +171,7 @@ def _as_java_stores(df: DataFrame, schema: TableSchema
     return (df.select(*cols) if storage else df), storage
 
 
-def _complete_footer(path: str, storage: dict[str, ColumnStorage]) -> None:
+def complete_footer(path: str, storage: dict[str, ColumnStorage]) -> None:
     annotations = {(name, *p): a for name, how in storage.items() for p, a in how.annotations}
     int96 = [(name, *p) for name, how in storage.items() for p in how.int96]
     if annotations or int96:
@@ -185,7 +191,7 @@ def _place_files(staging: str, table_path: str, schema: TableSchema, bucketed: b
                 continue
             src = os.path.join(d, n)
             if storage:
-                _complete_footer(src, storage)
+                complete_footer(src, storage)
             meta = pq.ParquetFile(fileio.open_input(src)).metadata
             if meta.num_rows == 0:
                 continue
