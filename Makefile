@@ -79,7 +79,8 @@ oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP)
 # Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
 INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py \
   tests/test_interop_paimon_2x.py \
-  tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py
+  tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py \
+  tests/test_interop_iceberg_write.py
 test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
 # --- end Java Paimon oracle ------------------------------------------------------------------

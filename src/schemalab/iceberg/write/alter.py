@@ -179,10 +179,14 @@ class SchemaUpdate:
         if hit is None:
             raise self.fail(f"Cannot rename missing column: {full}", full)
         fields, idx = hit
-        if any(f["name"] == c.new_name for i, f in enumerate(fields) if i != idx):
+        other = next((i for i, f in enumerate(fields) if f["name"] == c.new_name and i != idx),
+                     None)
+        if other is not None:
             prefix = ".".join(c.path[:-1])
+            first, second = sorted((idx, other))
             raise self.fail(f"Invalid schema: multiple fields for name "
-                            f"{prefix + '.' if prefix else ''}{c.new_name}", full)
+                            f"{prefix + '.' if prefix else ''}{c.new_name}: "
+                            f"{fields[first]['id']} and {fields[second]['id']}", full)
         fields[idx]["name"] = c.new_name
         if full in self.identifiers:
             renamed = ".".join((*c.path[:-1], c.new_name))
