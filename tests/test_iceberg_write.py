@@ -238,6 +238,33 @@ def test_warehouse_catalog(tmp_path: Path, spark: Any) -> None:
     with pytest.raises(SchemaLabError, match="partition transform") as e:
         wh.sql("CREATE TABLE w (x INT) PARTITIONED BY (bucket(2, x))")
     assert e.value.rule == "unsupported-sql"
+    with pytest.raises(SchemaLabError, match="Cannot add redundant partition: 1000: ts_day: "
+                                             r"day\(1\) conflicts with 1001: ts_month") as e:
+        wh.sql("CREATE TABLE w (ts TIMESTAMP) USING iceberg PARTITIONED BY (days(ts), "
+               "months(ts))")
+    with pytest.raises(SchemaLabError, match="ALTER TABLE .. ADD PARTITION FIELD is Iceberg's"):
+        wh.sql("ALTER TABLE p ADD PARTITION FIELD x")
+
+
+def test_partition_evolution_then_inserts(tmp_path: Path, spark: Any) -> None:
+    """Files of three specs (v1: a dropped field stays as void) read by pyiceberg as by
+    schemalab, each snapshot; pruning by the new spec's values finds the rows."""
+    wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
+    wh.sql("CREATE TABLE t (id INT, ts TIMESTAMP, s STRING) PARTITIONED BY (days(ts)) "
+           "TBLPROPERTIES ('format-version' = '1')")
+    wh.sql("INSERT INTO t VALUES (1, TIMESTAMP'2024-01-01 10:00:00', 'a')")
+    wh.sql("ALTER TABLE t REPLACE PARTITION FIELD ts_day WITH hours(ts); "
+           "ALTER TABLE t ADD PARTITION FIELD bucket(3, id)")
+    wh.sql("INSERT INTO t VALUES (2, TIMESTAMP'2024-01-02 11:00:00', 'b'), (3, NULL, NULL)")
+    wh.sql("ALTER TABLE t DROP PARTITION FIELD id_bucket_3; ALTER TABLE t ADD PARTITION "
+           "FIELD truncate(2, s) AS s2")
+    wh.sql("INSERT INTO t VALUES (4, TIMESTAMP'2024-01-03 12:00:00', 'cde')")
+    t = wh.table("t")
+    assert [f.transform for f in t.metadata.spec(t.metadata.default_spec_id).fields] == [
+        "void", "hour", "void", "truncate[2]"]
+    assert_pyiceberg_reads_like_us(t)
+    found = pyiceberg_rows(t.metadata_file, None, "id == 2 and s == 'b'")
+    assert [json.loads(r)["id"] for r in found] == [2]
 
 
 # ---- ALTER: Iceberg's rules ---------------------------------------------------------------

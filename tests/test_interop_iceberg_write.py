@@ -48,13 +48,15 @@ def test_java_catalog_reads_every_snapshot(version: int, tmp_path: Path, spark: 
                                            java: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
     wh.sql(CREATE.format(parts="bucket(4, id), days(ts), truncate(3, name), years(dt), "
-                               "hours(tn), months(ts)", v=version))
+                               "hours(tn)", v=version))
     wh.sql(ROWS)
     wh.sql("ALTER TABLE t ADD COLUMN s.z BIGINT AFTER x; ALTER TABLE t ALTER COLUMN id TYPE "
            "BIGINT; ALTER TABLE t RENAME COLUMN s.y TO yy; ALTER TABLE t DROP COLUMN b")
     wh.sql("INSERT INTO t (id, name, s, f) VALUES (10, 'after', named_struct('x', 3, 'z', 7L, "
            "'yy', 'r'), 2.5)")
-    wh.sql("ALTER TABLE t ADD COLUMN late STRING FIRST")
+    wh.sql("ALTER TABLE t ADD COLUMN late STRING FIRST; ALTER TABLE t REPLACE PARTITION FIELD "
+           "ts_day WITH months(ts); ALTER TABLE t DROP PARTITION FIELD id_bucket; "
+           "ALTER TABLE t ADD PARTITION FIELD late")
     wh.sql("INSERT INTO t (late, id, name, ts, tn, dt, m) VALUES ('l', 1, 'abc', TIMESTAMP"
            "'2024-03-04 05:06:07', TIMESTAMP_NTZ'2001-01-01 01:01:01', DATE'1999-12-31', "
            "map('x', 1L)), (NULL, 2, NULL, NULL, NULL, NULL, NULL)")
@@ -207,3 +209,36 @@ def test_racing_java_loses_nothing(tmp_path: Path, java: JavaIceberg) -> None:
     assert set(java_done) <= set(final.properties)
     assert java_done, "Java committed nothing"
     assert java.catalog_read(tmp_path, "default.t")["rows"] == []
+
+
+#: partition evolution and identifier fields: (schemalab statement, Java's calls)
+EVOLVE = [
+    ("ALTER TABLE t ADD PARTITION FIELD bucket(16, a)",
+     {"spec": [["add", "bucket[16]", "a", None]]}),
+    ("ALTER TABLE t REPLACE PARTITION FIELD dt_day WITH months(dt)",
+     {"spec": [["remove", "day", "dt"], ["add", "month", "dt", None]]}),
+    ("ALTER TABLE t ADD PARTITION FIELD truncate(4, s.y) AS sy",
+     {"spec": [["add", "truncate[4]", "s.y", "sy"]]}),
+    ("ALTER TABLE t DROP PARTITION FIELD bucket(16, a)",
+     {"spec": [["remove", "bucket[16]", "a"]]}),
+    ("ALTER TABLE t ADD PARTITION FIELD bucket(16, a)",
+     {"spec": [["add", "bucket[16]", "a", None]]}),
+    ("ALTER TABLE t DROP PARTITION FIELD sy", {"spec": [["remove_name", "sy"]]}),
+    ("ALTER TABLE t SET IDENTIFIER FIELDS a", [["identifier", ["a"]]]),
+]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_java_evolves_specs_the_same(version: int, tmp_path: Path, java: JavaIceberg) -> None:
+    wh = sl.Warehouse(tmp_path / "ours", format="iceberg")
+    wh.sql("CREATE TABLE t (a INT NOT NULL, s STRUCT<x: INT, y: STRING>, f FLOAT, "
+           "d DECIMAL(9, 2), dt DATE, m MAP<STRING, STRUCT<k: INT>>) USING iceberg "
+           f"PARTITIONED BY (days(dt)) TBLPROPERTIES ('format-version' = '{version}')")
+    for statement, _ in EVOLVE:
+        wh.sql(statement)
+    theirs = java.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
+                           partitioning=[["day", "dt", None]],
+                           properties={"format-version": str(version)},
+                           statements=[ops for _, ops in EVOLVE])
+    assert theirs["errors"] == [None] * len(EVOLVE)
+    assert _facts(wh.table("t").metadata_file) == _facts(theirs["metadata_file"])

@@ -189,7 +189,8 @@ class AlterStepper(ReadableWidget, W.VBox):
     def table(self) -> Table | None:
         if self.focus is None or not self.warehouse.has_table(self.focus):
             return None
-        return self.warehouse.table(self.focus)
+        t = self.warehouse.table(self.focus)
+        return t if isinstance(t, Table) else None  # the stepper steps Paimon tables
 
     @property
     def schema_id(self) -> int | None:

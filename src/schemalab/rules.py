@@ -207,7 +207,7 @@ _ALL = (
          "taken, a required column without default, a type change that is no promotion, "
          "optional → required, dropping an identifier or partition source field.",
          "Iceberg SchemaUpdate / TypeUtil.isPromotionAllowed"),
-    Rule("iceberg-default-needs-v3", "A column DEFAULT on an Iceberg table before format v3, "
+    Rule("iceberg-column-default", "A column DEFAULT on an Iceberg table before format v3, "
          "or in CREATE TABLE.", f"{_ICEBERG} v3 (initial-default, write-default)"),
     Rule("duplicate-column", "CREATE TABLE naming a column twice.", "Spark / Iceberg Schema"),
     # --- maintenance (compaction, orphan files) ---------------------------------------------

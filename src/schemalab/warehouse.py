@@ -40,6 +40,7 @@ from schemalab.sql import (
     DeleteFrom,
     DescribeTable,
     DropTable,
+    IcebergAlter,
     Insert,
     Query,
     RenameTable,
@@ -482,6 +483,19 @@ def _create_iceberg(wh: Warehouse, stmt: CreateTable, existed: bool) -> Statemen
                                       "schema 0).")
 
 
+def _iceberg_alter(wh: Warehouse, stmt: IcebergAlter) -> StatementResult:
+    """Iceberg's SQL extensions: partition evolution, identifier fields."""
+    t = wh._open_any(stmt.name)
+    if not isinstance(t, WritableIcebergTable):
+        what = "PARTITION FIELD" if stmt.partitioning else "IDENTIFIER FIELDS"
+        raise SqlError(f"ALTER TABLE .. {stmt.action} {what} is Iceberg's; {t.name} is a "
+                       "Paimon table (its partition keys are fixed at CREATE, its primary key "
+                       "is the table option 'primary-key')", table=t.name,
+                       rule="unsupported-sql")
+    return StatementResult(stmt.text, t.evolve(stmt.action, stmt.transforms, stmt.alias,
+                                               stmt.fields))
+
+
 def _view_name(db: str, table: str) -> str:
     import hashlib
 
@@ -495,6 +509,7 @@ _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
     RenameTable: Warehouse._rename, DropTable: Warehouse._drop, ShowTables: Warehouse._show,
     DescribeTable: Warehouse._describe, Insert: Warehouse._insert,
     DeleteFrom: Warehouse._delete, Query: Warehouse._query, Call: Warehouse._call,
+    IcebergAlter: _iceberg_alter,
 }
 
 

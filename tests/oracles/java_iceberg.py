@@ -64,7 +64,7 @@ class JavaIceberg(JavaPaimon):
 
     def java_ddl(self, warehouse: Any, table: str, schema: dict[str, Any], *,
                  partitioning: list[Any] = (), properties: dict[str, str] | None = None,
-                 statements: list[list[Any]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+                 statements: list[Any] = ()) -> dict[str, Any]:  # type: ignore[assignment]
         """Java creates and alters a table in a Hadoop catalog (worker op ``java_ddl``)."""
         return self.run("java_ddl", warehouse=str(warehouse), table=table, schema=schema,
                         partitioning=list(partitioning), properties=properties or {},

@@ -282,9 +282,14 @@ class Reader:
         results = []
         for ops in req.get("statements", []):
             try:
-                update = table.updateSchema()
-                for op in ops:
-                    update = self._schema_op(update, op)
+                if isinstance(ops, dict):  # {"spec": [...]}: one UpdatePartitionSpec
+                    update = table.updateSpec()
+                    for op in ops["spec"]:
+                        update = self._spec_op(update, op)
+                else:
+                    update = table.updateSchema()
+                    for op in ops:
+                        update = self._schema_op(update, op)
                 update.commit()
                 results.append(None)
             except Exception as exc:  # noqa: BLE001 - reported per statement
@@ -294,8 +299,34 @@ class Reader:
         return {"errors": results,
                 "metadata_file": str(table.operations().current().metadataFileLocation())}
 
+    def _term(self, transform: str, column: str) -> Any:
+        ex = self.I.expressions.Expressions
+        if transform == "identity":
+            return ex.ref(column)
+        if transform.startswith(("bucket[", "truncate[")):
+            name, arg = transform[:-1].split("[")
+            return getattr(ex, name)(column, int(arg))
+        return getattr(ex, transform)(column)
+
+    def _spec_op(self, u: Any, op: list[Any]) -> Any:
+        kind = op[0]
+        if kind == "add":
+            _, transform, column, alias = op
+            term = self._term(transform, column)
+            return u.addField(alias, term) if alias else u.addField(term)
+        if kind == "remove":
+            return u.removeField(self._term(op[1], op[2]))
+        if kind == "remove_name":
+            return u.removeField(op[1])
+        raise ValueError(f"unknown spec op {kind!r}")
+
     def _schema_op(self, u: Any, op: list[Any]) -> Any:
         kind = op[0]
+        if kind == "identifier":
+            names = self.jvm.java.util.ArrayList()
+            for n in op[1]:
+                names.add(n)
+            return u.setIdentifierFields(names)
         if kind == "add":
             _, parent, name, node, doc = op
             return u.addColumn(parent, name, self._type(node), doc)

@@ -21,7 +21,7 @@ from schemalab.iceberg.types import (
     parse_fields,
     parse_iceberg_type,
 )
-from schemalab.iceberg.write.schema_json import _Ids, iceberg_type_of, schema_json, type_json
+from schemalab.iceberg.write.schema_json import FieldIds, iceberg_type_of, schema_json, type_json
 from schemalab.iceberg.write.tablemeta import set_current_schema
 from schemalab.schema.changes import (
     AddColumn,
@@ -37,8 +37,6 @@ from schemalab.schema.changes import (
     UpdateColumnType,
     UpdateComment,
 )
-
-_RULE = "iceberg-schema-update"
 
 
 def promotion_allowed(old: Any, new: Any, version: int) -> bool:
@@ -63,14 +61,14 @@ class SchemaUpdate:
                  partition_sources: dict[int, str]) -> None:
         self.schema, self.version, self.table = schema, version, table
         self.fields: list[dict[str, Any]] = copy.deepcopy(schema_json(schema)["fields"])
-        self.ids = _Ids(last_column_id)
+        self.ids = FieldIds(last_column_id)
         self.identifiers = [n for i in schema.identifier_field_ids
                             if (n := schema.full_name(i)) is not None]
         self.partition_sources = partition_sources
 
     def fail(self, message: str, column: str | None = None) -> SchemaChangeError:
         return SchemaChangeError(f"{message} (table {self.table})", table=self.table,
-                                 column=column, rule=_RULE)
+                                 column=column, rule="iceberg-schema-update")
 
     # ---- finding fields ---------------------------------------------------------------------
 
@@ -196,7 +194,7 @@ class SchemaUpdate:
         full = ".".join(c.path)
         f = self._field(c.path, "update")
         old = parse_iceberg_type(f["type"], version=self.version)
-        new = iceberg_type_of(c.new_type, _Ids(0), self.table, full, self.version)
+        new = iceberg_type_of(c.new_type, FieldIds(0), self.table, full, self.version)
         if not isinstance(old, IcebergPrimitiveType) or \
                 not promotion_allowed(old, new, self.version):
             raise self.fail(f"Cannot change column type: {full}: {iceberg_type_text(old)} -> "

@@ -1,5 +1,5 @@
 """Data files of an Iceberg table, written by Spark: rows (already in the table's current
-schema, see :mod:`schemalab.paimon.write.frames`) → Parquet files under ``data/``, one
+schema, see :mod:`schemalab.engine.frames`) → Parquet files under ``data/``, one
 directory per partition (``data/<field>=<value>/``), each file's footer given Iceberg's
 field ids and its metrics read back (:mod:`schemalab.iceberg.write.footer`).
 
@@ -20,9 +20,7 @@ from urllib.parse import quote as url_quote
 from urllib.parse import unquote
 
 from schemalab import fileio
-from schemalab.iceberg.metadata import IcebergSchema
-from schemalab.iceberg.write.footer import FileMetrics, icebergize
-from schemalab.paimon.write.files import (
+from schemalab.engine.spark_write import (
     ROW_GROUP_BYTES,
     ROW_GROUP_ROWS,
     STAGING_PREFIX,
@@ -30,6 +28,8 @@ from schemalab.paimon.write.files import (
     complete_footer,
     write_error,
 )
+from schemalab.iceberg.metadata import IcebergSchema
+from schemalab.iceberg.write.footer import FileMetrics, icebergize
 from schemalab.schema.table_schema import TableSchema
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -16,6 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemalab.engine.parquet_thrift import (
+    CT_I32,
+    SPARK_ROW_METADATA,
+    Struct,
+    get,
+    put,
+    read_footer,
+    write_footer,
+)
 from schemalab.errors import CorruptFileError
 from schemalab.iceberg.metadata import IcebergSchema
 from schemalab.iceberg.types import (
@@ -24,15 +33,6 @@ from schemalab.iceberg.types import (
     IcebergPrimitiveType,
     IcebergStructType,
     IcebergType,
-)
-from schemalab.paimon.write.parquet_thrift import (
-    CT_I32,
-    SPARK_ROW_METADATA,
-    Struct,
-    get,
-    put,
-    read_footer,
-    write_footer,
 )
 
 # FileMetaData, SchemaElement, RowGroup, ColumnChunk, ColumnMetaData, Statistics fields

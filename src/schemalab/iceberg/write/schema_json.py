@@ -47,7 +47,9 @@ def primitive(name: str) -> IcebergPrimitiveType:
     return t
 
 
-class _Ids:
+class FieldIds:
+    """Fresh field ids: each one above the last."""
+
     def __init__(self, last: int) -> None:
         self.last = last
 
@@ -56,7 +58,7 @@ class _Ids:
         return self.last
 
 
-def iceberg_type_of(t: DataType, ids: _Ids, table: str, column: str,
+def iceberg_type_of(t: DataType, ids: FieldIds, table: str, column: str,
                     version: int = 2) -> IcebergType:
     """The Iceberg type of a Spark/Paimon type (as Iceberg's Spark catalog converts it),
     nested ids drawn from ``ids`` in Java's order."""
@@ -96,7 +98,7 @@ def iceberg_type_of(t: DataType, ids: _Ids, table: str, column: str,
 def fresh_fields(columns: Sequence[ColumnSpec], *, table: str = "t", version: int = 2,
                  last_column_id: int = 0) -> tuple[tuple[IcebergNestedField, ...], int]:
     """Top-level fields for ``columns`` and the new last column id."""
-    ids = _Ids(last_column_id)
+    ids = FieldIds(last_column_id)
     own = [(ids.next(), c) for c in columns]
     out = tuple(IcebergNestedField(i, c.name, iceberg_type_of(c.data_type, ids, table, c.name,
                                                               version),

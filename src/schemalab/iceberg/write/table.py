@@ -16,6 +16,7 @@ from schemalab.iceberg.write import commit as commits
 from schemalab.iceberg.write.alter import apply_alter
 from schemalab.iceberg.write.append import commit_append
 from schemalab.iceberg.write.datafiles import PartitionColumn, write_data_files
+from schemalab.iceberg.write.evolve_spec import apply_iceberg_alter
 from schemalab.iceberg.write.partitioning import (
     check_transform,
     partition_column,
@@ -65,7 +66,7 @@ def create_iceberg_table(path: str, name: str, columns: Sequence[ColumnSpec], *,
         if c.default is not None:
             raise SqlError(f"Table {name}: column {c.name} has a DEFAULT; Iceberg tables take "
                            "defaults in ALTER TABLE .. ADD COLUMN (format v3)", table=name,
-                           column=c.name, rule="iceberg-default-needs-v3")
+                           column=c.name, rule="iceberg-column-default")
     fields, last = fresh_fields(columns, table=name, version=version)
     schema = IcebergSchema(0, fields)
     pfields = _partition_fields(schema, partitioning, name)
@@ -91,11 +92,28 @@ def _partition_fields(schema: IcebergSchema, partitioning: Sequence[tuple[str, s
         base = transform.split("[")[0]
         name = column if transform == "identity" else \
             f"{column}_{_SUFFIX.get(base, base)}"
+        new = PartitionField(NO_PARTITION_ID + 1 + len(out), (fid,), name, transform)
+        dedup = "time" if base in _TIME else transform
+        for p in out:
+            if p.source_ids == new.source_ids and dedup == (
+                    "time" if p.transform in _TIME else p.transform):
+                raise SqlError(f"Cannot add redundant partition: {_shown(p)} conflicts with "
+                               f"{_shown(new)} (table {table})", table=table, column=column,
+                               rule="iceberg-partition-transform")
         if any(p.name == name for p in out):
-            raise SqlError(f"Table {table}: Cannot add redundant partition field: {name}",
-                           table=table, column=column, rule="iceberg-partition-transform")
-        out.append(PartitionField(NO_PARTITION_ID + 1 + len(out), (fid,), name, transform))
+            raise SqlError(f"Cannot use partition name more than once: {name} (table "
+                           f"{table})", table=table, column=column,
+                           rule="iceberg-partition-transform")
+        out.append(new)
     return out
+
+
+_TIME = ("year", "month", "day", "hour")
+
+
+def _shown(f: PartitionField) -> str:
+    """A partition field as Java's ``PartitionField.toString`` prints it."""
+    return f"{f.field_id}: {f.name}: {f.transform}({f.source_ids[0]})"
 
 
 class WritableIcebergTable(IcebergTable):
@@ -129,7 +147,7 @@ class WritableIcebergTable(IcebergTable):
                by_position: bool = False, overwrite: bool = False) -> IcebergSnapshot | None:
         """Append rows (a Spark or pandas DataFrame, or Python rows) as one snapshot; None
         when there are no rows (nothing is committed)."""
-        from schemalab.paimon.write.frames import to_frame
+        from schemalab.engine.frames import to_frame
 
         if overwrite:
             raise SqlError(f"Table {self.name}: INSERT OVERWRITE into Iceberg tables is not "
@@ -179,6 +197,21 @@ class WritableIcebergTable(IcebergTable):
         commits.commit(self.path, self.name, change)
         self.refresh()
         return self.schema
+
+    def evolve(self, action: str, transforms: Sequence[tuple[str, str]] = (),
+               alias: str | None = None, identifier_fields: Sequence[str] = ()) -> str:
+        """Partition evolution (``"ADD"``/``"DROP"``/``"REPLACE"`` with (transform, column)
+        pairs) or identifier fields (``"SET"``/``"DROP"`` with ``identifier_fields``), one
+        commit; the message the statement returns."""
+        def change(d: dict[str, Any]) -> dict[str, Any]:
+            apply_iceberg_alter(d, action, transforms, alias, identifier_fields, self.name)
+            return d
+
+        commits.commit(self.path, self.name, change)
+        self.refresh()
+        m = self.metadata
+        return (f"Altered {self.name}: spec {m.default_spec_id}, schema {m.current_schema_id} "
+                f"(metadata v{self._version()}).")
 
     def alter_statement(self, changes: Sequence[SchemaChange]) -> str:
         """ALTER TABLE through SQL: the message the statement returns."""
