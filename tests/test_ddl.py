@@ -379,8 +379,6 @@ def test_comment_on() -> None:
     ("ALTER TABLE t ADD PARTITION (p = 1)", "ADD PARTITION", "unsupported-sql"),
     ("ALTER TABLE t REPLACE COLUMNS (a INT)", "REPLACE COLUMNS", "unsupported-sql"),
     ("ALTER TABLE t SET LOCATION '/x'", "SET LOCATION", "unsupported-sql"),
-    ("ALTER TABLE t ADD COLUMN c INT DEFAULT 1", "Paimon adds no column with a default",
-     "unsupported-sql"),
     ("ALTER TABLE t ADD COLUMN c", "expected a data type", "sql-syntax"),
     ("ALTER TABLE t ADD COLUMN c INT FIRST AFTER b", "two positions", "sql-syntax"),
     ("ALTER TABLE t ADD COLUMN c INT BEFORE b", "unexpected 'BEFORE'", "sql-syntax"),

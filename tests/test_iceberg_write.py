@@ -428,3 +428,36 @@ def test_a_failed_commit_leaves_nothing_visible(tmp_path: Path, spark: Any,
     assert [r[0] for r in t.read().collect()] == [1]
     assert len(list(tdir.rglob("*.parquet"))) == 1  # the dead write's files were removed
     assert_pyiceberg_reads_like_us(t)
+
+
+DEFAULTS = ("CREATE TABLE t (id INT) TBLPROPERTIES ('format-version' = '3'); "
+            "INSERT INTO t VALUES (1); "
+            "ALTER TABLE t ADD COLUMN c STRING DEFAULT 'x'; "
+            "ALTER TABLE t ADD COLUMN n INT NOT NULL DEFAULT 7; "
+            "ALTER TABLE t ADD COLUMN dd DECIMAL(5, 2) DEFAULT 1.5; "
+            "INSERT INTO t (id) VALUES (2); INSERT INTO t VALUES (3, 'y', 8, 2.25)")
+
+
+def test_v3_defaults(tmp_path: Path, spark: Any) -> None:
+    """v3 ADD COLUMN .. DEFAULT writes initial-default (old rows read it) and write-default
+    (an INSERT that leaves the column out gets it); before v3 Iceberg refuses it, and
+    Paimon adds no column with a default."""
+    wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
+    wh.sql(DEFAULTS)
+    t = wh.table("t")
+    fields = {f.name: f for f in t.schema.fields}
+    assert (fields["c"].initial_default, fields["c"].write_default) == ("x", "x")
+    assert fields["n"].required and fields["n"].initial_default == 7
+    assert fields["dd"].write_default == "1.50"
+    assert sorted(map(tuple, t.read().collect())) == [
+        (1, "x", 7, Decimal("1.50")), (2, "x", 7, Decimal("1.50")), (3, "y", 8, Decimal("2.25"))]
+    assert_pyiceberg_reads_like_us(t)
+    wh.sql("CREATE TABLE v2 (id INT)")
+    with pytest.raises(SchemaLabError, match=r"Invalid initial default for c: non-null default "
+                                             r"\(x\) is not supported until v3") as e:
+        wh.sql("ALTER TABLE v2 ADD COLUMN c STRING DEFAULT 'x'")
+    assert e.value.rule == "iceberg-column-default"
+    wh.sql("CREATE TABLE p (id INT) USING paimon")
+    with pytest.raises(SchemaLabError, match="Paimon adds no column with a default") as e:
+        wh.sql("ALTER TABLE p ADD COLUMN c INT DEFAULT 1")
+    assert e.value.rule == "unsupported-sql"

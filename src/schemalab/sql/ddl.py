@@ -382,12 +382,9 @@ def _add_column(s: _Statement, column: exp.ColumnDef) -> AddColumn:
                             "key is fixed when it is created", column=name)
     if options.extra:
         raise s.unsupported(_column_option_advice(options.extra[0], name), column=name)
-    if options.default is not None:
-        raise s.unsupported(f"Unsupported DEFAULT for column {name}: Paimon adds no column with "
-                            f"a default; add it, then ALTER COLUMN {name} SET DEFAULT "
-                            f"{options.default}", column=name)
     move = None if options.position is None else _position(path[-1], options.position)
-    return AddColumn(path, data_type.with_nullable(not options.not_null), options.comment, move)
+    return AddColumn(path, data_type.with_nullable(not options.not_null), options.comment, move,
+                     options.default)
 
 
 def _alter_column(s: _Statement, action: exp.AlterColumn) -> list[SchemaChange]:

@@ -39,6 +39,45 @@ from schemalab.schema.changes import (
 )
 
 
+def default_json(literal: str, t: Any, column: str, update: SchemaUpdate) -> Any:
+    """``DEFAULT <literal>`` as the spec's JSON single-value form for type ``t`` (format v3
+    only, as Java's ``Schema.checkCompatibility`` says)."""
+    text = literal.strip()
+    unquoted = text[1:-1].replace("''", "'") if text[:1] == "'" and text[-1:] == "'" else text
+    if update.version < 3:
+        raise update.fail(f"Invalid schema for v{update.version}:\n- Invalid initial default "
+                          f"for {column}: non-null default ({unquoted}) is not supported "
+                          "until v3", column, "iceberg-column-default")
+    kind = t.kind if isinstance(t, IcebergPrimitiveType) else "nested"
+    try:
+        if kind in ("int", "long"):
+            return int(unquoted)
+        if kind in ("float", "double"):
+            return float(unquoted)
+        if kind == "boolean" and unquoted.lower() in ("true", "false"):
+            return unquoted.lower() == "true"
+        if kind == "decimal":
+            from decimal import Decimal
+
+            return str(Decimal(unquoted).quantize(Decimal(1).scaleb(-(t.scale or 0))))
+        if kind == "string":
+            return unquoted
+        if kind == "date":
+            import datetime as dt
+
+            return dt.date.fromisoformat(unquoted).isoformat()
+        if kind in ("timestamp", "timestamptz"):
+            import datetime as dt
+
+            value = dt.datetime.fromisoformat(unquoted)
+            return value.isoformat(timespec="microseconds") + ("+00:00" if kind ==
+                                                                 "timestamptz" else "")
+    except ValueError:
+        pass
+    raise update.fail(f"Cannot add column {column}: default {text} is not a value of type "
+                      f"{t}", column, "iceberg-column-default")
+
+
 def promotion_allowed(old: Any, new: Any, version: int) -> bool:
     """Iceberg's type promotions (spec, "Schema Evolution"), by format version."""
     if not isinstance(old, IcebergPrimitiveType) or not isinstance(new, IcebergPrimitiveType):
@@ -66,9 +105,10 @@ class SchemaUpdate:
                             if (n := schema.full_name(i)) is not None]
         self.partition_sources = partition_sources
 
-    def fail(self, message: str, column: str | None = None) -> SchemaChangeError:
+    def fail(self, message: str, column: str | None = None,
+             rule: str = "iceberg-schema-update") -> SchemaChangeError:
         return SchemaChangeError(f"{message} (table {self.table})", table=self.table,
-                                 column=column, rule="iceberg-schema-update")
+                                 column=column, rule=rule)
 
     # ---- finding fields ---------------------------------------------------------------------
 
@@ -138,14 +178,18 @@ class SchemaUpdate:
         if any(f["name"] == name for f in siblings):
             raise self.fail(f"Cannot add column, name already exists: "
                             f"{'.'.join(parent) + '.' if parent else ''}{name}", full)
-        if not c.data_type.nullable:
+        if not c.data_type.nullable and c.default is None:
             raise self.fail(f"Incompatible change: cannot add required column without a "
                             f"default value: {full}", full)
         fid = self.ids.next()
         t = iceberg_type_of(c.data_type, self.ids, self.table, full, self.version)
-        new: dict[str, Any] = {"id": fid, "name": name, "required": False, "type": type_json(t)}
+        new: dict[str, Any] = {"id": fid, "name": name, "required": not c.data_type.nullable,
+                               "type": type_json(t)}
         if c.comment is not None:
             new["doc"] = c.comment
+        if c.default is not None:
+            value = default_json(c.default, t, full, self)
+            new["initial-default"] = new["write-default"] = value
         siblings.append(new)
         if c.move is not None:
             self._move(siblings, c.move, full)

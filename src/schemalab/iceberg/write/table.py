@@ -30,6 +30,8 @@ from schemalab.schema.changes import ColumnSpec, SchemaChange
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, SparkSession
 
+    from schemalab.schema.table_schema import TableSchema
+
 FORMAT_VERSION = "format-version"
 #: partition field names Java gives transforms: ``<column>_<suffix>``
 _SUFFIX = {"truncate": "trunc", "void": "null"}
@@ -156,7 +158,7 @@ class WritableIcebergTable(IcebergTable):
         self.refresh()
         fileio.check_writable(self.path)
         schema = self.schema
-        write_schema = schema.to_paimon()
+        write_schema = _with_write_defaults(schema)
         df = to_frame(self.spark, data, write_schema, self.name, columns=columns,
                       by_position=by_position)
         spec = self.metadata.spec(self.metadata.default_spec_id)
@@ -225,6 +227,22 @@ class WritableIcebergTable(IcebergTable):
         from schemalab.iceberg.locate import metadata_version
 
         return metadata_version(os.path.basename(self.metadata_file)) or 0
+
+
+def _with_write_defaults(schema: IcebergSchema) -> TableSchema:
+    """The schema rows are written in: its top-level ``write-default`` values fill a column an
+    INSERT leaves out (or gives NULL), as the spec's write default says."""
+    import dataclasses
+
+    out = schema.to_paimon()
+    defaults = {f.id: f.write_default for f in schema.fields if f.write_default is not None}
+    if not defaults:
+        return out
+    fields = tuple(dataclasses.replace(f, default_value=str(defaults[f.id]).lower()
+                                       if isinstance(defaults[f.id], bool)
+                                       else str(defaults[f.id]))
+                   if f.id in defaults else f for f in out.fields)
+    return dataclasses.replace(out, fields=fields)
 
 
 def _column(full_name: str) -> Column:
