@@ -16,7 +16,8 @@ from schemalab.iceberg.write import avro
 from schemalab.iceberg.write.commit import commit
 from schemalab.iceberg.write.datafiles import WrittenDataFile, local_path
 from schemalab.iceberg.write.footer import decimal_bytes
-from schemalab.iceberg.write.tablemeta import add_snapshot, now_ms
+from schemalab.iceberg.write.schema_json import schema_json
+from schemalab.iceberg.write.tablemeta import add_snapshot, new_snapshot_id, now_ms
 
 
 def partition_bound(value: Any, t: IcebergType) -> bytes:
@@ -85,10 +86,9 @@ def _totals(parent: dict[str, Any] | None, files: Sequence[WrittenDataFile]
 def commit_append(table_path: str, table: str, version: int, schema: IcebergSchema,
                   spec: PartitionSpec, spec_fields: Sequence[tuple[int, str, IcebergType]],
                   files: Sequence[WrittenDataFile]) -> tuple[str, int]:
-    """Commit ``files`` as one append snapshot; (new metadata file, snapshot id)."""
-    from schemalab.iceberg.write.schema_json import schema_json
-    from schemalab.iceberg.write.tablemeta import new_snapshot_id
-
+    """Commit ``files`` as one append snapshot; (new metadata file, snapshot id). The
+    manifest is written once; the manifest list is made anew on each commit attempt, from
+    the parent that attempt sees."""
     snapshot_id = new_snapshot_id()
     mdir = os.path.join(table_path, "metadata")
     name = f"{uuid.uuid4()}-m0.avro"

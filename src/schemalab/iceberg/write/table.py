@@ -15,7 +15,7 @@ from schemalab.iceberg.types import IcebergType
 from schemalab.iceberg.write import commit as commits
 from schemalab.iceberg.write.alter import apply_alter
 from schemalab.iceberg.write.append import commit_append
-from schemalab.iceberg.write.datafiles import PartitionColumn, write_data_files
+from schemalab.iceberg.write.datafiles import PartitionColumn, local_path, write_data_files
 from schemalab.iceberg.write.evolve_spec import apply_iceberg_alter
 from schemalab.iceberg.write.partitioning import (
     check_transform,
@@ -184,7 +184,7 @@ class WritableIcebergTable(IcebergTable):
                 [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
         except BaseException:
             for f in files:  # nothing references them
-                fileio.delete(os.path.join(self.path, f.path[len(self.location):].lstrip("/")))
+                fileio.delete(local_path(self.path, self.location, f.path))
             raise
         self.refresh()
         return self.snapshot(snapshot_id)
