@@ -72,8 +72,25 @@ $(ICEBERG12_CP): tests/oracles/java/iceberg-1.12/pom.xml
 	@command -v mvn >/dev/null 2>&1 || { echo "the Java oracles need Maven (apt-get install maven)"; exit 1; }
 	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@)
 
+# Iceberg's own REST catalog server for `make test-catalogs` (tests/oracles/java/iceberg-rest/):
+# the fixture classes of the apache/iceberg-rest-fixture image and what they run on.
+ICEBERG_REST_CP := $(ORACLES)/iceberg-rest.classpath
+$(ICEBERG_REST_CP): tests/oracles/java/iceberg-rest/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { echo "the Java oracles need Maven (apt-get install maven)"; exit 1; }
+	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@)
+
+# Paimon's own REST catalog server (paimon-core's tests jar; its parent POM is not served, so
+# the jar is fetched alone) on Paimon 2.0.0's classpath, with okhttp's MockWebServer.
+PAIMON_REST_CP := $(ORACLES)/paimon-rest.classpath
+$(PAIMON_REST_CP): tests/oracles/java/paimon-rest/pom.xml $(PAIMON2_CP)
+	$(MVN) dependency:get -Dtransitive=false -Dartifact=org.apache.paimon:paimon-core:$(PAIMON2_VERSION):jar:tests
+	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@).rest
+	printf '%s:%s:%s' "$$(cat $(PAIMON2_CP))" \
+	  "$(ORACLES_M2)/org/apache/paimon/paimon-core/$(PAIMON2_VERSION)/paimon-core-$(PAIMON2_VERSION)-tests.jar" \
+	  "$$(cat $@.rest)" > $@ && rm -f $@.rest
+
 .PHONY: oracle-jars
-oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP)
+oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP)
 
 # The Java cross-checks: Paimon 1.0 and 2.0.0 both ways, every snapshot, Java's real tables;
 # Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
@@ -83,6 +100,12 @@ INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables
   tests/test_interop_iceberg_write.py
 test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
+# Tables through catalogs: Iceberg's and Paimon's REST catalog servers (Java, on 127.0.0.1)
+# and pyiceberg's SQL catalog on SQLite, read by schemalab (tests/test_catalogs.py).
+.PHONY: test-catalogs
+CATALOG_TESTS := tests/test_catalogs.py
+test-catalogs: check-java $(STAMP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP) $(ICEBERG12_CP)
+	$(PY) -m pytest -q $(CATALOG_TESTS)
 # --- end Java Paimon oracle ------------------------------------------------------------------
 
 # JupyterLab on the tour. Jupyter refuses to run as root (containers, CI machines) unless
@@ -98,7 +121,7 @@ lab: check-java $(LAB_STAMP)
 # are `make test-interop`, which CI runs right after; merge engines, compaction and deletes
 # are still checked against Java here.
 test: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
-	$(PY) -m pytest -q tests notebooks --nbval $(addprefix --ignore=,$(INTEROP_TESTS))
+	$(PY) -m pytest -q tests notebooks --nbval $(addprefix --ignore=,$(INTEROP_TESTS) $(CATALOG_TESTS))
 
 # The tour's widgets clicked in a real JupyterLab, in Debian's chromium (Playwright drives it;
 # its own browser download is never used). Opt-in: `make test` skips tests/browser.

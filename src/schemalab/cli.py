@@ -3,6 +3,7 @@
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
     schemalab inspect TABLE_PATH [--json] [--field NAME|ID] [--snapshot N] [--since TIME]
                                                              history: schemas, lineage, snapshots
+    schemalab inspect --catalog NAME db.t                    a table found through a catalog
     schemalab explain TABLE_PATH [--column C] [--where EXPR] [--snapshot N]
                                                              why a column reads as it does
     schemalab clean-orphans TABLE_PATH [--delete] [--older-than SECONDS]
@@ -42,7 +43,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p_inspect = sub.add_parser("inspect", help="print a table's history: schema versions, "
                                                "field lineage, snapshot tree")
-    p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory")
+    p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory (with "
+                                              "--catalog: the table's name, db.t)")
+    _catalog_option(p_inspect)
     p_inspect.add_argument("--json", action="store_true", help="machine-readable output")
     p_inspect.add_argument("--field", metavar="NAME|ID",
                            help="only this field: its lineage and the versions that changed it "
@@ -56,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     p_explain = sub.add_parser(
         "explain", help="why a column reads as it does: NULL, cast, or from a renamed column "
                         "(runs the read on Spark)")
-    p_explain.add_argument("table_path", help="a Paimon or Iceberg table directory")
+    p_explain.add_argument("table_path", help="a Paimon or Iceberg table directory (with "
+                                              "--catalog: the table's name, db.t)")
+    _catalog_option(p_explain)
     p_explain.add_argument("--column", metavar="C",
                            help="the column (a.b for a nested field); without it, how every "
                                 "column of every group of files is read")
@@ -85,6 +90,12 @@ def _parser() -> argparse.ArgumentParser:
                            help="sort an unaware-bucket append table by these columns "
                                 "(order_strategy 'order')")
     return parser
+
+
+def _catalog_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", metavar="NAME",
+                   help="find the table through this catalog (configured in "
+                        "~/.schemalab.yaml or pyiceberg's .pyiceberg.yaml)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +157,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
     flt = HistoryFilter(field=args.field, snapshot=args.snapshot,
                         since=None if args.since is None else parse_since(args.since))
-    history = open_table(args.table_path).history()
+    history = open_table(args.table_path, catalog=args.catalog).history()
     if args.json:
         print(json.dumps(filtered_json(history, flt), indent=2, ensure_ascii=False))
     else:
@@ -181,7 +192,7 @@ def _json_snapshots(h: Any, flt: Any) -> list[int]:
 def _explain(args: argparse.Namespace) -> int:
     from schemalab.open import open_table
 
-    t = open_table(args.table_path)
+    t = open_table(args.table_path, catalog=args.catalog)
     if args.column is None:
         if args.where:
             raise SchemaLabError("--where needs --column: the condition picks the rows whose "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import TableNotFoundError
@@ -17,11 +17,21 @@ _DATA_FILE_ENDINGS = (".parquet", ".orc", ".avro")
 
 
 def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None,
-               options: dict[str, str] | None = None) -> Table | IcebergTable:
+               options: dict[str, str] | None = None, *,
+               catalog: str | dict[str, Any] | None = None) -> Table | IcebergTable:
     """A Paimon table (schemalab, Java Paimon, pypaimon: a ``schema/`` directory) or an
     Iceberg table (a ``metadata/`` directory with ``*.metadata.json``, or such a file), on
     local disk or any store pyarrow reaches (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``;
-    ``options`` as for :class:`schemalab.Warehouse`)."""
+    ``options`` as for :class:`schemalab.Warehouse`). With ``catalog`` (a name or properties,
+    see :mod:`schemalab.catalogs`), ``path`` is the table's name in that catalog (``db.t``)."""
+    if catalog is not None:
+        from schemalab.catalogs import catalog_config, connect, is_paimon_filesystem
+        from schemalab.warehouse import Warehouse
+
+        name, props = catalog_config(catalog)
+        if is_paimon_filesystem(props):  # a warehouse directory
+            return Warehouse(catalog={**props, "name": name}, spark=spark).table(os.fspath(path))
+        return connect({**props, "name": name}).open(os.fspath(path), spark=spark)
     p = fileio.normalize(path)
     fileio.configure(p, options)
     if fileio.list_names(os.path.join(p, "schema")):

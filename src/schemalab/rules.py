@@ -59,6 +59,8 @@ _ALL = (
          "those it has).", "Paimon BranchManager / TagManager; Iceberg SnapshotRef"),
     Rule("one-read-target", "A read given both a snapshot id and a branch or tag.",
          "Spark time travel (one of VERSION AS OF / TIMESTAMP AS OF)"),
+    Rule("stepper-formats", "An ALTER stepper asked for formats other than distinct names of "
+         "'paimon' and 'iceberg'.", _OWN),
     Rule("rename-needs-local-disk", "RENAME of a table on an object store (no atomic rename).",
          _OWN),
     Rule("schema-must-exist", "A schema id the table does not have.",
@@ -84,6 +86,13 @@ _ALL = (
     Rule("unsupported-feature", "A table feature (deletion vectors of a newer layout, row "
          "tracking, blob fields, ...) schemalab cannot read or maintain: refused, never "
          "ignored.", _OWN),
+    Rule("row-id-ranges", "A data-evolution table whose files of one row-id range do not all "
+         "cover the same row ids (they cannot be merged column by column).",
+         "Paimon DataEvolutionSplitRead (mergeRangesAndSort)"),
+    Rule("row-id-read", "Row ids (_ROW_ID, a data-evolution merge) read from a file Spark "
+         "cannot give row positions for (Avro, ORC with deletes).", _OWN),
+    Rule("row-tracking-columns", "_ROW_ID or _SEQUENCE_NUMBER read from a table without row "
+         "tracking (row-tracking.enabled).", "Paimon SpecialFields / row tracking"),
     Rule("corrupt-file", "A metadata or data file that cannot be parsed, or whose format "
          "version is not one schemalab understands.", "Paimon / Iceberg file formats"),
     # --- schema changes (CREATE / ALTER) -----------------------------------------------------
@@ -223,6 +232,13 @@ _ALL = (
     Rule("compaction-conflict", "A compaction whose input files another commit replaced; "
          "nothing of it is visible.", "Paimon FileStoreCommit conflict check"),
     Rule("orphans-branches", "clean_orphans on a table with branches.", _OWN),
+    # --- catalogs ----------------------------------------------------------------------------
+    Rule("catalog-config", "A catalog named nowhere (~/.schemalab.yaml, .pyiceberg.yaml, "
+         "PYICEBERG_CATALOG__* environment) or configured without what it needs.", _OWN),
+    Rule("catalog-unavailable", "A catalog that cannot be reached or refused a request "
+         "(listing, loading a table).", "Iceberg REST catalog spec / pyiceberg"),
+    Rule("catalog-read-only", "Writing (SQL, checkpoints, commits) through a warehouse opened "
+         "on an Iceberg catalog: schemalab reads catalog tables, commits come later.", _OWN),
     # --- command line ------------------------------------------------------------------------
     Rule("explain-arguments", "schemalab explain --where without --column.", _OWN),
     Rule("older-than", "schemalab clean-orphans --older-than below 0.", _OWN),

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from schemalab import fileio
+from schemalab.engine.execute import execute
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.errors import (
     SchemaChangeError,
@@ -31,6 +32,11 @@ from schemalab.errors import (
 from schemalab.format import FormatTable, SchemaChoice, SparkSource, name_from_path
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
+from schemalab.paimon.data_evolution import (
+    DATA_SYSTEM_TABLES,
+    data_system_table,
+    with_system_columns,
+)
 from schemalab.paimon.history import paimon_history
 from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import ManifestEntry
@@ -173,7 +179,8 @@ class Table(FormatTable[Snapshot, TableSchema]):
     # ---- writes -------------------------------------------------------------------------------
 
     def _write_target(self) -> WriteTarget:
-        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark)
+        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark,
+                           reader=self._manifests)
 
     @_public
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
@@ -275,8 +282,12 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def system_table(self, name: str) -> DataFrame:
         """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
         ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
-        ``partitions``, ``buckets``) as Java Paimon 2.0 returns it, as a Spark DataFrame.
+        ``partitions``, ``buckets``, ``audit_log``, ``row_tracking``) as Java Paimon 2.0
+        returns it, as a Spark DataFrame.
         ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
+        key = name.lstrip("$").lower()
+        if key in DATA_SYSTEM_TABLES:
+            return data_system_table(self, key)
         return system_table(self, name).to_spark(self.spark)
 
     # ---- the shared read pipeline, as public calls (one schema listing each) ------------------
@@ -288,8 +299,14 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     @_public
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
-             ref: str | None = None) -> DataFrame:
-        return super().read(snapshot_id, schema, ref=ref)
+             ref: str | None = None, system_columns: Sequence[str] = ()) -> DataFrame:
+        """``system_columns`` (``"_ROW_ID"``, ``"_SEQUENCE_NUMBER"``) adds a row-tracking
+        table's row ids and sequence numbers after its columns, as Paimon reads them."""
+        if not system_columns:
+            return super().read(snapshot_id, schema, ref=ref)
+        plan = with_system_columns(self.read_plan(snapshot_id, schema, ref=ref),
+                                   list(system_columns))
+        return execute(plan, self.spark)
 
     @_public
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,

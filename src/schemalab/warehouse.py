@@ -50,10 +50,13 @@ from schemalab.sql import (
     parse_statements,
     rewrite_tables,
 )
+from schemalab.sql.system_columns import hide_from_stars, names_system_columns
 from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
+
+    from schemalab.catalogs import CatalogIcebergTable
 
 
 @dataclass
@@ -74,15 +77,37 @@ class Warehouse:
     may be a user's own session (local, a cluster, or Spark Connect); otherwise
     :func:`schemalab.local_spark` is started the first time data is touched. ``options`` are
     Paimon's catalog options for the store (``s3.endpoint``, ``s3.access-key``, ...); by
-    default the standard environment configures it."""
+    default the standard environment configures it. ``catalog`` (a name or properties, see
+    :mod:`schemalab.catalogs`) opens a catalog's tables instead of a path."""
 
-    def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None,
-                 options: dict[str, str] | None = None, format: str = "paimon") -> None:
+    def __new__(cls, path: str | os.PathLike[str] | None = None,
+                spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                catalog: str | dict[str, Any] | None = None,
+                format: str = "paimon") -> Warehouse:
+        # an Iceberg catalog or Paimon's REST catalog: a CatalogWarehouse (schemalab.catalogs)
+        if catalog is not None and cls is Warehouse:
+            from schemalab.catalogs import catalog_config, is_paimon_filesystem
+
+            if not is_paimon_filesystem(catalog_config(catalog)[1]):
+                return super().__new__(CatalogWarehouse)
+        return super().__new__(cls)
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                 catalog: str | dict[str, Any] | None = None, format: str = "paimon") -> None:
         if format not in ("paimon", "iceberg"):
             raise SqlError(f"Warehouse format must be 'paimon' or 'iceberg', not {format!r}",
                            rule="unsupported-statement")
         #: the format CREATE TABLE makes when the statement says no USING
         self.format = format
+        if catalog is not None:  # Paimon's filesystem catalog: its warehouse directory
+            from schemalab.catalogs import paimon_warehouse
+
+            path, found = paimon_warehouse(catalog)
+            options = {**found, **(options or {})}
+        if path is None:
+            raise SchemaLabError("A Warehouse needs a path, or catalog=... (a name or "
+                                 "properties)", rule="catalog-config")
         self.path = fileio.normalize(path)
         fileio.configure(self.path, options)
         fileio.makedirs(self.path)
@@ -407,12 +432,17 @@ class Warehouse:
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
         mapping: dict[TableName, str] = {}
+        # a one-table query naming _ROW_ID / _SEQUENCE_NUMBER: Paimon's metadata columns
+        hidden = names_system_columns(sql) if len(tables) == 1 else ()
         for name in tables:
             db, table = self.resolve(name)
             try:
                 # one table object per table: it reads each file once
-                df = self._open_any(name).read()
+                t = self._open_any(name)
+                df = t.read(system_columns=hidden) if hidden and isinstance(t, Table) \
+                    else t.read()
             except TableNotFoundError:
+                hidden = ()  # a system table ($row_tracking) has them as columns
                 system = self._system_table(db, table)
                 if system is None:
                     continue  # a Spark table or view of the user's; let Spark resolve it
@@ -421,7 +451,9 @@ class Warehouse:
             df.createOrReplaceTempView(view)
             mapping[name] = view
         try:
-            return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
+            query = rewrite_tables(sql, mapping) if mapping else sql
+            return self.spark.sql(hide_from_stars(query, hidden) if hidden and mapping
+                                  else query)
         except Exception as e:
             error = self._unresolved_column(e, tables)
             if error is None:
@@ -494,6 +526,75 @@ def _iceberg_alter(wh: Warehouse, stmt: IcebergAlter) -> StatementResult:
                        rule="unsupported-sql")
     return StatementResult(stmt.text, t.evolve(stmt.action, stmt.transforms, stmt.alias,
                                                stmt.fields))
+
+
+# ---- Warehouse(catalog=...) on an Iceberg catalog ----------------------------------------
+
+
+def _read_only(what: str) -> SchemaLabError:
+    return SchemaLabError(f"{what} is not done through an Iceberg catalog yet: schemalab reads "
+                          "catalog tables (commits through the catalog come with its Iceberg "
+                          "writer)", rule="catalog-read-only")
+
+
+class CatalogWarehouse(Warehouse):
+    """``sl.Warehouse(catalog=...)`` on an Iceberg catalog or Paimon's REST catalog
+    (:mod:`schemalab.catalogs`): its namespaces and tables, each read by schemalab.
+    Statements and checkpoints are refused with rule ``catalog-read-only``; commits through
+    the catalog come with the Iceberg writer (see
+    :attr:`schemalab.catalogs.CatalogTableRef.handle`)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                 catalog: str | dict[str, Any] | None = None, format: str = "paimon") -> None:
+        if catalog is None:
+            raise SchemaLabError("CatalogWarehouse needs catalog=...", rule="catalog-config")
+        self.format = format
+        from schemalab.catalogs import connect
+
+        self.catalog = connect(catalog)
+        self.path = self.catalog.describe()
+        self._spark = spark
+
+    def __repr__(self) -> str:
+        return f"Warehouse(catalog={self.catalog.name!r})"
+
+    def list_databases(self) -> list[str]:
+        return self.catalog.list_databases()
+
+    def list_tables(self, database: str | None = None) -> list[str]:
+        return self.catalog.list_tables(database)
+
+    def table(self, name: Any) -> CatalogIcebergTable | Table:  # type: ignore[override]
+        return self.catalog.open(str(name), spark=self._spark)
+
+    def has_table(self, name: Any) -> bool:
+        try:
+            self.catalog.load(str(name))
+            return True
+        except TableNotFoundError:
+            return False
+
+    def execute_sql(self, text: str) -> Any:
+        raise _read_only("Running SQL")
+
+    def execute(self, stmt: Any) -> Any:
+        raise _read_only("Running SQL")
+
+    def checkpoint(self) -> Any:
+        raise _read_only("A checkpoint")
+
+    def restore(self, token: Any) -> None:
+        raise _read_only("A restore")
+
+    def create_table(self, *args: Any, **kwargs: Any) -> Any:
+        raise _read_only("Creating a table")
+
+    def drop_table(self, *args: Any, **kwargs: Any) -> bool:
+        raise _read_only("Dropping a table")
+
+    def rename_table(self, *args: Any, **kwargs: Any) -> Any:
+        raise _read_only("Renaming a table")
 
 
 def _view_name(db: str, table: str) -> str:

@@ -38,6 +38,10 @@ class TableHistory:
     #: what a run of snapshots changed (``ids -> [SnapshotChange]``), read from the format's
     #: own record of each commit (Paimon's delta manifest lists); None: from the trees
     changes_loader: Any = field(default=None, compare=False, repr=False)
+    #: why the history is incomplete (a catalog that returned only referenced snapshots),
+    #: and the snapshots it lacks; None: complete
+    partial: str | None = None
+    missing_snapshot_ids: tuple[int, ...] = ()
     #: snapshot id -> position in ``snapshots``, and the last trees loaded (see tree())
     _positions: dict[int, int] = field(default_factory=dict, init=False, compare=False,
                                        repr=False)
@@ -119,7 +123,7 @@ class TableHistory:
         """The shape of ``schemalab inspect --json`` (the public contract) (of every
         snapshot, or of ``snapshot_ids``)."""
         wanted = None if snapshot_ids is None else set(snapshot_ids)
-        return {
+        doc: dict[str, Any] = {
             "format": self.format,
             "location": self.location,
             "schemas": [{
@@ -135,11 +139,16 @@ class TableHistory:
             "snapshots": [{
                 "id": s.id, "parent_id": s.parent_id, "schema_id": s.schema_id,
                 "time_millis": s.time_millis, "kind": s.kind, "record_count": s.record_count,
+                **({"operation": s.summary["operation"]} if "operation" in s.summary else {}),
                 "files": [{"path": f.path, "schema_id": f.schema_id, "row_count": f.row_count,
                            "partition": {k: _jsonable(v) for k, v in f.partition.items()},
                            "bucket": f.bucket} for f in self.tree(s.id).live_files],
             } for s in self.snapshots if wanted is None or s.id in wanted],
         }
+        if self.partial:
+            doc["partial"] = {"reason": self.partial,
+                              "missing_snapshot_ids": list(self.missing_snapshot_ids)}
+        return doc
 
     def __repr__(self) -> str:
         return (f"TableHistory({self.name!r}, {self.format}, {len(self.schemas)} schema "

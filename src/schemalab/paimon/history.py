@@ -217,7 +217,9 @@ def snapshot_node(snap: Snapshot, parent: int | None) -> SnapshotNode:
         snap.id, parent, snap.schema_id, snap.time_millis, snap.commit_kind,
         snap.total_record_count,
         summary={"commit_user": snap.commit_user, "delta_record_count":
-                 snap.delta_record_count, "writer": snap.writer_version},
+                 snap.delta_record_count, "writer": snap.writer_version,
+                 # Paimon 2.x: what the commit did (a data-evolution UPDATE, ...)
+                 **({} if snap.operation is None else {"operation": snap.operation})},
         record_count_text="totalRecordCount: records in the live data files, before merges "
                           "and deletion vectors")
 

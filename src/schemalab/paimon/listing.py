@@ -89,6 +89,10 @@ class ManifestReader:
             cache.move_to_end(name)
         return value
 
+    def metas(self, file_name: str) -> list[ManifestFileMeta]:
+        """The manifests manifest list ``file_name`` names (not the manifests' entries)."""
+        return list(self._cached(self._lists, file_name, read_manifest_list))
+
     def read_list(self, kind: str, file_name: str) -> ManifestListRead:
         metas = self._cached(self._lists, file_name, read_manifest_list)
         return ManifestListRead(kind, file_name, tuple(

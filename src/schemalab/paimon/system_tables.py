@@ -450,7 +450,7 @@ def system_table(t: Table, name: str) -> SystemTable:
     m = _NAME.match(name)
     key = m.group(1).lower() if m else None
     if key is None or key not in SYSTEM_TABLES:
-        known = ", ".join(f"${k}" for k in SYSTEM_TABLES)
+        known = ", ".join(f"${k}" for k in (*SYSTEM_TABLES, "audit_log", "row_tracking"))
         raise SqlError(f"Table {t.name} has no system table {name!r}; schemalab reads Paimon's "
                        f"{known}", table=t.name, rule="unknown-system-table")
     columns, rows = SYSTEM_TABLES[key]

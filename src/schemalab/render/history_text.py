@@ -91,6 +91,8 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
     lineages = flt.fields(h)
     field_ids = {lin.field_id for lin in lineages}
     out = [f"{h.name} ({h.format}) at {h.location}", "", "Schema versions:"]
+    if h.partial:
+        out[1:1] = [f"PARTIAL HISTORY: {h.partial}"]
     shown = 0
     for v in h.schemas:
         if flt.since is not None and (v.time_millis or 0) < flt.since:
@@ -139,7 +141,9 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
     changes = {c.snapshot_id: c for c in h.changes([s.id for s in snaps])}
     for s in snaps:
         c = changes[s.id]
-        out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
+        op = s.summary.get("operation")
+        kind = s.kind if op is None else f"{s.kind}, operation {op}"
+        out.append(f"  snapshot {s.id} ({kind}, schema {s.schema_id}, "
                    f"{rows_text(s.record_count)}) {time_text(s.time_millis)}: "
                    f"+{len(c.added)} −{len(c.removed)} files, {c.live_files} live")
         out.extend(f"    + {file_text(f)}" for f in c.added)

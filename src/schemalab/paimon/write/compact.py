@@ -170,7 +170,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             # dynamic-bucket tables are not compacted here)
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
-                                 keep_index=not vectors)
+                                 keep_index=not vectors, reader=reader)
         except CommitConflictError as e:
             for f in files:
                 fileio.delete(f.path)

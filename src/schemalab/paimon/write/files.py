@@ -30,6 +30,7 @@ from schemalab.engine.spark_write import (
 )
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import binaryrow, paths
+from schemalab.paimon.listing import ManifestReader
 from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
 from schemalab.paimon.primary_key import KEY_PREFIX
 from schemalab.schema.table_schema import TableSchema
@@ -53,12 +54,15 @@ _PART_COL = "__sl_p"
 class WriteTarget:
     """What a write needs of a table: its directory, its name for messages, the schema the
     rows are written in, and how to get a SparkSession (asked only once rows are written, so
-    a write refused by the rules never starts Spark)."""
+    a write refused by the rules never starts Spark). ``reader`` is the table object's
+    manifest reader, so a write lists the files its table object has read already without
+    reading their manifests again."""
 
     path: str
     name: str
     schema: TableSchema
     session: Callable[[], SparkSession]
+    reader: ManifestReader | None = None
 
     @property
     def spark(self) -> SparkSession:

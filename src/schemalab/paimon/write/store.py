@@ -92,10 +92,11 @@ def _write_and_commit(
         files, entries = write_once()
         replaces = replaces_for(files)
         if schema.primary_keys:
-            replaces = pk_write.sequence_guard(target.path, target.name, entries, replaces)
+            replaces = pk_write.sequence_guard(target.path, target.name, entries, replaces,
+                                               reader=target.reader)
         try:
             return commits.commit(target.path, target.name, schema, entries, kind=kind,
-                                  replaces=replaces)
+                                  replaces=replaces, reader=target.reader)
         except CommitConflictError as e:
             _remove(files)
             if e.rule == "primary-key-sequence-conflict" and attempt < PK_WRITE_ATTEMPTS:
@@ -122,5 +123,5 @@ def _overwritten(target: WriteTarget, snap: Snapshot | None,
         return []
     schema = target.schema
     return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-            for e in live_files(target.path, snap)
+            for e in live_files(target.path, snap, target.reader)
             if not schema.partition_keys or partition_values(e, schema) in partitions]
