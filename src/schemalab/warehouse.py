@@ -27,7 +27,7 @@ from schemalab.errors import (
     with_message,
 )
 from schemalab.history.names import close_names, name_history
-from schemalab.iceberg.write import WritableIcebergTable, create_iceberg_table, hadoop
+from schemalab.iceberg.write import WritableIcebergTable, hadoop
 from schemalab.paimon import paths
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
@@ -52,6 +52,12 @@ from schemalab.sql import (
 )
 from schemalab.sql.system_columns import hide_from_stars, names_system_columns
 from schemalab.table import Table
+from schemalab.warehouse_iceberg import (
+    create_iceberg,
+    describe_rows,
+    iceberg_alter,
+    insert_message,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -318,7 +324,9 @@ class Warehouse:
     def _create(self, stmt: CreateTable) -> StatementResult:
         existed = self.has_table(stmt.name)
         if (stmt.using or self.format) == "iceberg":
-            return _create_iceberg(self, stmt, existed)
+            db, table = self.resolve(stmt.name)
+            return StatementResult(stmt.text, create_iceberg(self.path, db, table, stmt, existed,
+                                                             self._spark))
         if stmt.transforms:
             raise SqlError(f"Unsupported partition transform {stmt.transforms[0][0]} of "
                            f"{stmt.transforms[0][1]} in PARTITIONED BY: a Paimon table is "
@@ -354,13 +362,9 @@ class Warehouse:
 
     def _describe(self, stmt: DescribeTable) -> StatementResult:
         t = self._open_any(stmt.name)
-        if isinstance(t, WritableIcebergTable):
-            from schemalab.iceberg.types import iceberg_type_text
-
-            described: list[tuple[Any, ...]] = [(f.name, iceberg_type_text(f.type), f.doc, f.id)
-                                                for f in t.schema.fields]
-        else:
-            described = [(f.name, f.type.sql(), f.description, f.id) for f in t.schema.fields]
+        described: list[tuple[Any, ...]] = describe_rows(t) if isinstance(
+            t, WritableIcebergTable) else [(f.name, f.type.sql(), f.description, f.id)
+                                           for f in t.schema.fields]
         return StatementResult(
             stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
             rows=described,
@@ -370,10 +374,7 @@ class Warehouse:
         t = self._open_any(stmt.name)
         df = self.run_query(stmt.query, stmt.query_tables)
         if isinstance(t, WritableIcebergTable):
-            s = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
-            added = 0 if s is None else int(s.summary.get("added-records", 0))
-            at = "" if s is None else f" as snapshot {s.snapshot_id}"
-            return StatementResult(stmt.text, f"Inserted {added} rows into {t.name}{at}.")
+            return StatementResult(stmt.text, insert_message(t, df, stmt))
         snap = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
         n = 0 if snap is None else snap.delta_record_count
         where = "" if snap is None else f" as snapshot {snap.id}"
@@ -495,39 +496,6 @@ class Warehouse:
         return None
 
 
-def _create_iceberg(wh: Warehouse, stmt: CreateTable, existed: bool) -> StatementResult:
-    """CREATE TABLE of an Iceberg table (``USING iceberg``, or an Iceberg warehouse)."""
-    db, table = wh.resolve(stmt.name)
-    if existed:
-        if stmt.if_not_exists:
-            return StatementResult(stmt.text, f"Table {db}.{table} already exists.")
-        raise TableExistsError(f"Table {db}.{table} already exists.", table=f"{db}.{table}",
-                               rule="table-must-be-new")
-    if stmt.primary_keys:
-        raise SqlError(f"Table {db}.{table}: PRIMARY KEY is Paimon's; an Iceberg table names "
-                       "its identifier fields with ALTER TABLE .. SET IDENTIFIER FIELDS",
-                       table=f"{db}.{table}", rule="unsupported-sql")
-    parts = stmt.transforms or tuple(("identity", k) for k in stmt.partition_keys)
-    t = create_iceberg_table(hadoop.table_dir(wh.path, db, table), f"{db}.{table}",
-                             stmt.columns, partitioning=parts, properties=dict(stmt.options),
-                             comment=stmt.comment, spark=wh._spark)
-    return StatementResult(stmt.text, f"Created {t.name} (Iceberg v{t.format_version}, "
-                                      "schema 0).")
-
-
-def _iceberg_alter(wh: Warehouse, stmt: IcebergAlter) -> StatementResult:
-    """Iceberg's SQL extensions: partition evolution, identifier fields."""
-    t = wh._open_any(stmt.name)
-    if not isinstance(t, WritableIcebergTable):
-        what = "PARTITION FIELD" if stmt.partitioning else "IDENTIFIER FIELDS"
-        raise SqlError(f"ALTER TABLE .. {stmt.action} {what} is Iceberg's; {t.name} is a "
-                       "Paimon table (its partition keys are fixed at CREATE, its primary key "
-                       "is the table option 'primary-key')", table=t.name,
-                       rule="unsupported-sql")
-    return StatementResult(stmt.text, t.evolve(stmt.action, stmt.transforms, stmt.alias,
-                                               stmt.fields))
-
-
 # ---- Warehouse(catalog=...) on an Iceberg catalog ----------------------------------------
 
 
@@ -610,7 +578,8 @@ _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
     RenameTable: Warehouse._rename, DropTable: Warehouse._drop, ShowTables: Warehouse._show,
     DescribeTable: Warehouse._describe, Insert: Warehouse._insert,
     DeleteFrom: Warehouse._delete, Query: Warehouse._query, Call: Warehouse._call,
-    IcebergAlter: _iceberg_alter,
+    IcebergAlter: lambda wh, stmt: StatementResult(stmt.text,
+                                                   iceberg_alter(wh._open_any(stmt.name), stmt)),
 }
 
 
