@@ -14,15 +14,16 @@ from schemalab.widgets import AlterStepper
 
 import schemalab as sl
 from schemalab.errors import SqlError
+from schemalab.iceberg import IcebergTable
 
 SCRIPT = """
 CREATE TABLE T (id INT, a INT, c STRING);
-INSERT INTO T VALUES (1, 10, 'x'), (2, 20, 'y');
+INSERT INTO T VALUES (1, 10, '5'), (2, 20, '6');
 ALTER TABLE T RENAME COLUMN a TO b;
 ALTER TABLE T ALTER COLUMN b TYPE BIGINT;
 ALTER TABLE T ALTER COLUMN c TYPE INT;
 ALTER TABLE T ADD COLUMN d DOUBLE;
-INSERT INTO T VALUES (3, 30, 'z', 1.5)
+INSERT INTO T VALUES (3, 30, '7', 1.5)
 """
 
 
@@ -51,13 +52,13 @@ def test_each_step_runs_on_both_formats(stepper: AlterStepper) -> None:
     stepper.step()
     stepper.step()
     assert type(paimon.table).__name__ == "Table"
-    assert type(iceberg.table).__name__ == "IcebergTable"
+    assert isinstance(iceberg.table, IcebergTable)  # schemalab's writable one
     assert "schema/schema-0" in paimon.meta.value or "snapshot/snapshot-1" in paimon.meta.value
     assert "metadata.json" in iceberg.meta.value
     stepper.step()  # RENAME: both by field id
     assert [f.name for f in paimon.table.schema.fields] == ["id", "b", "c"]
     assert [f.name for f in iceberg.table.schema.fields] == ["id", "b", "c"]
-    assert _rows(paimon.table) == _rows(iceberg.table) == [(1, 10, "x"), (2, 20, "y")]
+    assert _rows(paimon.table) == _rows(iceberg.table) == [(1, 10, "5"), (2, 20, "6")]
     assert "schema/schema-1" in paimon.meta.value
     stepper.step()  # INT -> BIGINT: both formats promote
     assert paimon.last_error is None and iceberg.last_error is None
@@ -72,8 +73,8 @@ def test_each_step_runs_on_both_formats(stepper: AlterStepper) -> None:
     assert "last-column-id" in iceberg.meta.value or "snapshots" in iceberg.meta.value
     p_rows, i_rows = _rows(paimon.table), _rows(iceberg.table)
     assert [r[:2] for r in p_rows] == [r[:2] for r in i_rows] == [(1, 10), (2, 20), (3, 30)]
-    assert [r[2] for r in p_rows] == [None, None, None]  # 'x' etc. cast to INT: NULL
-    assert [r[2] for r in i_rows] == ["x", "y", "z"]
+    assert [r[2] for r in p_rows] == [5, 6, 7]  # Paimon's STRING -> INT cast on read
+    assert [r[2] for r in i_rows] == ["5", "6", "7"]  # Iceberg kept the STRING column
 
 
 def test_back_and_reset_restore_both_formats_exactly(stepper: AlterStepper) -> None:

@@ -217,6 +217,21 @@ _ALL = (
     Rule("iceberg-equality-deletes", "An Iceberg equality delete on a nested field.", _OWN),
     Rule("iceberg-deletion-vectors", "More than one Iceberg deletion vector for one data "
          "file.", f"{_ICEBERG} v3"),
+    # --- writing Iceberg tables --------------------------------------------------------------
+    Rule("iceberg-format-version", "A 'format-version' other than 1, 2 or 3, or a downgrade.",
+         "Iceberg TableMetadata"),
+    Rule("iceberg-type-unsupported", "A column type schemalab does not write to Iceberg "
+         "tables (TIME, VARIANT, nanosecond timestamps before v3 ...).", _OWN),
+    Rule("iceberg-partition-transform", "A partition transform Iceberg does not allow on the "
+         "source column's type (or schemalab does not compute on Spark), or a redundant "
+         "one.", "Iceberg Transforms / PartitionSpec"),
+    Rule("iceberg-schema-update", "A schema change Iceberg refuses: a missing column, a name "
+         "taken, a required column without default, a type change that is no promotion, "
+         "optional → required, dropping an identifier or partition source field.",
+         "Iceberg SchemaUpdate / TypeUtil.isPromotionAllowed"),
+    Rule("iceberg-column-default", "A column DEFAULT on an Iceberg table before format v3, "
+         "or in CREATE TABLE.", f"{_ICEBERG} v3 (initial-default, write-default)"),
+    Rule("duplicate-column", "CREATE TABLE naming a column twice.", "Spark / Iceberg Schema"),
     # --- maintenance (compaction, orphan files) ---------------------------------------------
     Rule("compact-arguments", "A CALL sys.compact argument that is unknown, missing or not "
          "supported.", "Paimon CompactProcedure"),

@@ -67,3 +67,22 @@ class JavaIceberg(JavaPaimon):
     def snapshots(self, table_dir: Any, *,  # type: ignore[override]
                   relocate: dict[str, str] | None = None, **_: Any) -> list[Any]:
         return self.run("snapshots", table_dir=str(table_dir), relocate=relocate or {})
+
+    def catalog_read(self, warehouse: Any, table: str,
+                     snapshot_id: int | None = None) -> dict[str, Any]:
+        """Java's ``HadoopCatalog(warehouse).loadTable(table)`` read (worker op)."""
+        return self.run("catalog_read", warehouse=str(warehouse), table=table,
+                        snapshot_id=snapshot_id)
+
+    def java_ddl(self, warehouse: Any, table: str, schema: dict[str, Any], *,
+                 partitioning: list[Any] = (), properties: dict[str, str] | None = None,
+                 statements: list[Any] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+        """Java creates and alters a table in a Hadoop catalog (worker op ``java_ddl``)."""
+        return self.run("java_ddl", warehouse=str(warehouse), table=table, schema=schema,
+                        partitioning=list(partitioning), properties=properties or {},
+                        statements=list(statements))
+
+    def commit_properties(self, warehouse: Any, table: str, prefix: str,
+                          count: int) -> list[str]:
+        return self.run("commit_properties", warehouse=str(warehouse), table=table,
+                        prefix=prefix, count=count)

@@ -242,6 +242,151 @@ class Reader:
         returns the newest snapshot's id after each step. See :class:`Builder`."""
         return Builder(self, str(req["location"])).run(req["steps"])
 
+    # ---- Hadoop catalog: open what schemalab wrote, write what schemalab writes ----------
+
+    def catalog(self, warehouse: str) -> Any:
+        conf = self.jvm.org.apache.hadoop.conf.Configuration()
+        return self.I.hadoop.HadoopCatalog(conf, warehouse)
+
+    def ident(self, name: str) -> Any:
+        return self.I.catalog.TableIdentifier.parse(name)
+
+    def op_catalog_read(self, req: dict[str, Any]) -> Any:
+        """``HadoopCatalog(warehouse).loadTable(db.t)``: its rows at a snapshot (or the
+        current one), its snapshots and its current metadata file."""
+        table = self.catalog(req["warehouse"]).loadTable(self.ident(req["table"]))
+        builder = self.I.data.IcebergGenerics.read(table)
+        scan = table.newScan()
+        if req.get("snapshot_id") is not None:
+            builder = builder.useSnapshot(int(req["snapshot_id"]))
+            scan = scan.useSnapshot(int(req["snapshot_id"]))
+        fields = [(str(f.name()), IType(f.type())) for f in scan.schema().columns()]
+        rows = []
+        iterable = builder.build()
+        try:
+            it = iterable.iterator()
+            while it.hasNext():
+                rec = it.next()
+                rows.append(json.dumps([self.value(rec.get(i), t)
+                                        for i, (_, t) in enumerate(fields)], sort_keys=True))
+        finally:
+            iterable.close()
+        return {"columns": [f[0] for f in fields], "rows": sorted(rows),
+                "snapshots": [int(x.snapshotId()) for x in table.snapshots()],
+                "metadata_file": str(table.operations().current().metadataFileLocation())}
+
+    def _type(self, node: Any) -> Any:
+        """An Iceberg type from its JSON form (ids are reassigned by the caller)."""
+        wrapped = {"type": "struct", "schema-id": 0,
+                   "fields": [{"id": 1000000, "name": "x", "required": False, "type": node}]}
+        return self.I.SchemaParser.fromJson(json.dumps(wrapped)).findField(1000000).type()
+
+    def op_java_ddl(self, req: dict[str, Any]) -> Any:
+        """Create ``table`` in the Hadoop catalog at ``warehouse`` (schema JSON, partition
+        transforms, properties), then run ``statements`` (each a list of UpdateSchema ops,
+        one commit); returns each statement's error message (None when committed) and the
+        metadata file."""
+        cat = self.catalog(req["warehouse"])
+        schema = self.I.SchemaParser.fromJson(json.dumps(req["schema"]))
+        spec = self.I.PartitionSpec.builderFor(schema)
+        for transform, column, arg in req.get("partitioning", []):
+            if transform == "identity":
+                spec = spec.identity(column)
+            elif transform in ("bucket", "truncate"):
+                spec = getattr(spec, transform)(column, int(arg))
+            else:
+                spec = getattr(spec, transform)(column)
+        props = self.jvm.java.util.HashMap()
+        for k, v in (req.get("properties") or {}).items():
+            props.put(k, v)
+        table = cat.createTable(self.ident(req["table"]), schema, spec.build(), props)
+        results = []
+        for ops in req.get("statements", []):
+            try:
+                if isinstance(ops, dict):  # {"spec": [...]}: one UpdatePartitionSpec
+                    update = table.updateSpec()
+                    for op in ops["spec"]:
+                        update = self._spec_op(update, op)
+                else:
+                    update = table.updateSchema()
+                    for op in ops:
+                        update = self._schema_op(update, op)
+                update.commit()
+                results.append(None)
+            except Exception as exc:  # noqa: BLE001 - reported per statement
+                java = getattr(exc, "java_exception", None)
+                results.append(str(java.getMessage()) if java is not None else str(exc))
+            table.refresh()
+        return {"errors": results,
+                "metadata_file": str(table.operations().current().metadataFileLocation())}
+
+    def _term(self, transform: str, column: str) -> Any:
+        ex = self.I.expressions.Expressions
+        if transform == "identity":
+            return ex.ref(column)
+        if transform.startswith(("bucket[", "truncate[")):
+            name, arg = transform[:-1].split("[")
+            return getattr(ex, name)(column, int(arg))
+        return getattr(ex, transform)(column)
+
+    def _spec_op(self, u: Any, op: list[Any]) -> Any:
+        kind = op[0]
+        if kind == "add":
+            _, transform, column, alias = op
+            term = self._term(transform, column)
+            return u.addField(alias, term) if alias else u.addField(term)
+        if kind == "remove":
+            return u.removeField(self._term(op[1], op[2]))
+        if kind == "remove_name":
+            return u.removeField(op[1])
+        raise ValueError(f"unknown spec op {kind!r}")
+
+    def _schema_op(self, u: Any, op: list[Any]) -> Any:
+        kind = op[0]
+        if kind == "identifier":
+            names = self.jvm.java.util.ArrayList()
+            for n in op[1]:
+                names.add(n)
+            return u.setIdentifierFields(names)
+        if kind == "add":
+            _, parent, name, node, doc = op
+            return u.addColumn(parent, name, self._type(node), doc)
+        if kind == "add_required":
+            return u.addRequiredColumn(op[1], self._type(op[2]))
+        if kind == "update":
+            return u.updateColumn(op[1], self.I.types.Types.fromPrimitiveString(op[2]))
+        if kind == "rename":
+            return u.renameColumn(op[1], op[2])
+        if kind == "delete":
+            return u.deleteColumn(op[1])
+        if kind == "optional":
+            return u.makeColumnOptional(op[1])
+        if kind == "require":
+            return u.requireColumn(op[1])
+        if kind == "doc":
+            return u.updateColumnDoc(op[1], op[2])
+        if kind == "first":
+            return u.moveFirst(op[1])
+        if kind == "after":
+            return u.moveAfter(op[1], op[2])
+        if kind == "before":
+            return u.moveBefore(op[1], op[2])
+        raise ValueError(f"unknown schema op {kind!r}")
+
+    def op_commit_properties(self, req: dict[str, Any]) -> Any:
+        """``count`` commits of one table property each (``<prefix><i>``) through the Hadoop
+        catalog, as fast as Java goes; which ones reported success."""
+        table = self.catalog(req["warehouse"]).loadTable(self.ident(req["table"]))
+        done = []
+        for i in range(int(req["count"])):
+            key = f"{req['prefix']}{i}"
+            try:
+                table.updateProperties().set(key, "1").commit()
+                done.append(key)
+            except Exception:  # noqa: BLE001 - a commit Java gave up on: not claimed
+                table.refresh()
+        return done
+
     def op_version(self, req: dict[str, Any]) -> Any:
         return str(self.I.IcebergBuild.version())
 

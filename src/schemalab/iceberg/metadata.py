@@ -58,6 +58,11 @@ class IcebergSchema:
     fields: tuple[IcebergNestedField, ...]
     identifier_field_ids: tuple[int, ...] = ()
 
+    @property
+    def id(self) -> int:
+        """``schema_id``, under the name a Paimon schema gives its id (format-neutral views)."""
+        return self.schema_id
+
     @functools.cached_property
     def index(self) -> dict[int, tuple[tuple[str, ...], IcebergNestedField]]:
         """Every field id (nested, list elements, map keys/values too) → (path, field).

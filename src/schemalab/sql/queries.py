@@ -11,6 +11,7 @@ replaced (by temp views over their evolved reads).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -240,3 +241,10 @@ def _regenerate(tree: exp.Expr, edits: list[tuple[exp.Table, str]]) -> str:
 
 def _backtick(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def view_name(db: str, table: str) -> str:
+    """A Spark temp view name for table ``db``.``table`` that no user name can collide
+    with (a hash of both)."""
+    digest = hashlib.sha1(f"{db}\x00{table}".encode()).hexdigest()[:12]
+    return f"__sl_{digest}"

@@ -61,7 +61,7 @@ _BASE = "__sl_base"
 def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
                   ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
     """Write ``df`` (rows in the target's schema, as
-    :func:`~schemalab.paimon.write.frames.to_frame` gives them) as key-value files with row
+    :func:`~schemalab.engine.frames.to_frame` gives them) as key-value files with row
     kind ``kind`` (inserts: or the ``rowkind.field`` column's); return the files and their
     ADD entries (not yet committed)."""
     from pyspark.sql import functions as F

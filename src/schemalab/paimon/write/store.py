@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.engine.frames import to_frame
 from schemalab.engine.keyed import DELETE
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
@@ -23,7 +24,6 @@ from schemalab.paimon.write import files as write
 from schemalab.paimon.write import keyed as pk_write
 from schemalab.paimon.write.bucket_column import bucket_column
 from schemalab.paimon.write.files import WriteTarget
-from schemalab.paimon.write.frames import to_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
