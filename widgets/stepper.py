@@ -16,7 +16,7 @@ from schemalab.widgets.common import (
     ReadableWidget,
     progress_html,
 )
-from schemalab.widgets.stepper_lane import Lane, difference_html
+from schemalab.widgets.stepper_lane import Lane, difference_html, wrote_schema
 
 from schemalab import sql
 from schemalab.errors import SqlError
@@ -72,6 +72,9 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.statements = _statement_texts(statements)
         self._statements: dict[int, sql.Statement | Exception] = {}
         self.lanes = _lanes(warehouse, formats)
+        #: the first step that wrote a schema in every format (where the stepper says how
+        #: each format keeps its schemas)
+        self._layout_step: int | None = None
         for lane in self.lanes:
             lane.save(0)
         self.position = 0
@@ -154,6 +157,9 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.position += 1
         for lane in self.lanes:
             lane.save(self.position)
+        if self._layout_step is None and len(self.lanes) > 1 and \
+                all(wrote_schema(lane) for lane in self.lanes):
+            self._layout_step = self.position
         self._render()
         return True
 
@@ -240,7 +246,8 @@ class AlterStepper(ReadableWidget, W.VBox):
             self.statement.value = f"<pre class='sl-statement'>{ran}</pre>"
         for lane in self.lanes:
             lane.render(self.position > 0, preview_rows=len(self.lanes) > 1)
-        self.difference.value = difference_html(self.lanes) if self.position > 0 else ""
+        self.difference.value = "" if self.position == 0 else difference_html(
+            self.lanes, layout_note=self.position == self._layout_step)
 
     def static_text(self) -> str:
         n = len(self.statements)

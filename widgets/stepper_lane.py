@@ -207,9 +207,17 @@ def _small_rows(df: Any, limit: int = 1000) -> list[tuple[Any, ...]] | None:
     return sorted((tuple(r) for r in rows), key=repr)
 
 
-def difference_html(lanes: list[Lane]) -> str:
+def wrote_schema(lane: Lane) -> bool:
+    """Whether the lane's last step wrote a schema (a ``schema/`` file, or a schema more in
+    the Iceberg metadata)."""
+    return any(f.startswith("schema/") for f in lane.after.files - lane.before.files) or \
+        lane.after.counts.get("schemas", 0) > lane.before.counts.get("schemas", 0)
+
+
+def difference_html(lanes: list[Lane], layout_note: bool = False) -> str:
     """Where the formats' rules differ on the step that just ran: one refused what the other
-    ran, or both ran and their reads differ."""
+    ran, or both ran and their reads differ; ``layout_note`` adds how each keeps its
+    schemas (for the first step that wrote one in both)."""
     if len(lanes) < 2:
         return ""
     a, b = lanes[0], lanes[1]
@@ -225,13 +233,12 @@ def difference_html(lanes: list[Lane]) -> str:
                      f"{html.escape(msg.splitlines()[0] if msg else '')}")
     elif a.last_error is None and a.rows is not None and b.rows is not None \
             and a.rows != b.rows:
-        items.append(f"the reads differ: {html.escape(name_a)} reads "
-                     f"{len(a.rows)} rows, {html.escape(name_b)} {len(b.rows)}; "
-                     "compare the previews and the explanations below")
-    wrote_schema = [any(f.startswith("schema/") for f in ln.after.files - ln.before.files)
-                    or ln.after.counts.get("schemas", 0) > ln.before.counts.get("schemas", 0)
-                    for ln in (a, b)]
-    if all(wrote_schema) and (a.after.iceberg is None) != (b.after.iceberg is None):
+        what = (f"{html.escape(name_a)} reads {len(a.rows)} rows, {html.escape(name_b)} "
+                f"{len(b.rows)}" if len(a.rows) != len(b.rows) else
+                f"the same {len(a.rows)} rows, with different values")
+        items.append(f"the reads differ: {what}; compare the previews and the explanations "
+                     "below")
+    if layout_note and (a.after.iceberg is None) != (b.after.iceberg is None):
         items.append("Paimon writes a new <code>schema/schema-N</code> file per schema; "
                      "Iceberg writes the whole table's metadata again "
                      "(<code>metadata/vN.metadata.json</code>), every schema in it")
