@@ -4,6 +4,7 @@ and that Ctrl-C in a compaction commits nothing and leaves no file behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -58,6 +59,32 @@ def test_quick_work_shows_nothing_unless_asked(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().err == ""
     with pytest.raises(ValueError, match="not one of auto, always, never"):
         progress.configure("loud")  # type: ignore[arg-type]
+
+
+def test_a_terminal_sees_long_work_without_asking() -> None:
+    """stderr a TTY (a pseudo-terminal here), 20 steps over about a second: the line shows
+    and ends with the count; the same work with 5 steps shows nothing."""
+    import pty
+
+    code = ("import time\nfrom schemalab import progress\n"
+            "for _ in progress.track(range({n}), 'reading manifests', unit='manifests'):\n"
+            "    time.sleep(0.06)\n")
+    seen = {}
+    for n in (20, 5):
+        master, slave = pty.openpty()
+        proc = subprocess.run([sys.executable, "-c", code.format(n=n)], stderr=slave,
+                              stdout=subprocess.DEVNULL, timeout=60,
+                              env={**os.environ, "SCHEMALAB_PROGRESS": "auto"})
+        os.close(slave)
+        out = b""
+        with contextlib.suppress(OSError):
+            while chunk := os.read(master, 4096):
+                out += chunk
+        os.close(master)
+        assert proc.returncode == 0
+        seen[n] = out.decode()
+    assert "reading manifests: [########################] 20/20 manifests" in seen[20]
+    assert seen[5] == ""
 
 
 @pytest.fixture()

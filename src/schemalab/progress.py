@@ -9,8 +9,9 @@ The loops that read many manifests or rewrite many files wrap themselves in :fun
   ``SCHEMALAB_PROGRESS=never`` shows nothing anywhere);
 - in a notebook (an IPython kernel): an ipywidgets progress bar under the cell, removed when
   the work ends;
-- nowhere else, and never for work that ends within :data:`DELAY_S` (a small table shows
-  nothing, so notebook outputs stay the same run to run).
+- nowhere else, and never for work that ends within :data:`DELAY_S` or has fewer than
+  :data:`MIN_STEPS` steps (a small table shows nothing, so notebook outputs stay the same
+  run to run).
 
 Observers (:func:`observe`) see every step whatever the display: tests count with them.
 
@@ -41,6 +42,8 @@ Mode = Literal["auto", "always", "never"]
 
 #: work that ends sooner shows nothing
 DELAY_S = 0.5
+#: fewer steps than this show nothing either (unless asked): a bar for three files is noise
+MIN_STEPS = 10
 #: the display is redrawn at most this often
 REDRAW_S = 0.1
 
@@ -163,7 +166,8 @@ class Task:
             return
         now = time.monotonic()
         if self._display is None:
-            if final or (_mode == "auto" and now - self.started < DELAY_S):
+            if final or (_mode == "auto" and (now - self.started < DELAY_S
+                                              or self.total < MIN_STEPS)):
                 return
             self._display = self._open(e)
             if self._display is None:
