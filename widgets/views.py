@@ -283,9 +283,12 @@ class TimeTravelView(ReadableWidget, W.VBox):
     """Read any snapshot under its own schema or today's, with the explanation of the
     read."""
 
-    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None, *,
+                 reads: bool = True) -> None:
         self.table = table
         self.history = history if history is not None else table.history()
+        #: False: the view explains each read from the metadata and reads no rows
+        self.reads = reads
         snaps = list(self.history.snapshots)
         self.snapshot = W.Dropdown(options=[(snapshot_option(s), s.id) for s in snaps],
                                    value=snaps[-1].id if snaps else None,
@@ -294,7 +297,8 @@ class TimeTravelView(ReadableWidget, W.VBox):
         self.schema = W.ToggleButtons(options=[("its own schema", "snapshot"),
                                                ("today's schema", "current")],
                                       value="snapshot", style={"button_width": "auto"})
-        self.button = W.Button(description="Read", icon="table", button_style="primary")
+        self.button = W.Button(description="Read" if reads else "Explain",
+                               icon="table" if reads else "info", button_style="primary")
         self.result = W.HTML()
         self.error = W.HTML()
         self.button.on_click(lambda _: self.show())
@@ -307,9 +311,11 @@ class TimeTravelView(ReadableWidget, W.VBox):
             if self.snapshot.value is None:
                 self.result.value = "<p>This table has no snapshots yet: nothing to read.</p>"
                 return
-            self.result.value = progress_html("reading on Spark")
-            df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
-            text = preview_html(df)
+            text = ""
+            if self.reads:
+                self.result.value = progress_html("reading on Spark")
+                df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
+                text = preview_html(df)
             text += explanation_html(
                 self.table.explain_read(self.snapshot.value, self.schema.value))
             self.result.value = text
@@ -332,7 +338,9 @@ class Explorer(ReadableWidget, W.Tab):
         ("Schema history", SchemaHistoryView), ("Lineage", LineageView),
         ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
 
-    def __init__(self, table: TableLike) -> None:
+    def __init__(self, table: TableLike, *, reads: bool = True) -> None:
+        """``reads=False``: a metadata-only Explorer (``schemalab serve`` without
+        ``--allow-reads``): Time travel explains each read and reads no rows."""
         self.table = table
         self.history: TableHistory | None = None
         children: list[W.Widget] = []
@@ -347,7 +355,8 @@ class Explorer(ReadableWidget, W.Tab):
             with gc_paused():
                 for _, cls in self.PAGES:
                     try:
-                        children.append(cls(table, self.history))
+                        children.append(TimeTravelView(table, self.history, reads=reads)
+                                        if cls is TimeTravelView else cls(table, self.history))
                     except Exception as err:
                         children.append(W.HTML(error_html(err)))
         super().__init__(children=children, layout=W.Layout(width="100%"))
