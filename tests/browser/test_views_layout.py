@@ -5,8 +5,9 @@ last statement), the Explorer on the 50-version trips table (data/scenarios/ride
 and the Iceberg notebook's cells (06_iceberg_tables.ipynb, verbatim: an Explorer on an
 evolved Iceberg table). At 900, 1200 and 1600 px wide, each on its own page, the notebook
 runs; every Explorer's every tab, the stepper and the stand-alone figures are shown, and the
-bounding boxes of their texts are read from the DOM (:mod:`overlap`): titles, subtitles, axis titles and ticks, legend
-entries, annotations, point labels, the modebar, and the widgets' HTML labels. No two may
+bounding boxes of their texts are read from the DOM (:mod:`overlap`): titles, subtitles,
+axis titles and ticks, legend entries, annotations, point labels, the modebar, and the
+widgets' HTML labels. No two may
 overlap or leave their figure; no figure is blank; the changes axis shows integers; each
 figure fills its cell's width.
 
