@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-spark test-browser test-install notebooks check-java lint clean
+.PHONY: lab serve test test-fast test-spark test-browser test-install notebooks check-java lint clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -115,6 +115,15 @@ lab: check-java $(LAB_STAMP)
 	cd notebooks && $(abspath $(PY)) -m jupyterlab $$(test "$$(id -u)" -eq 0 && echo --allow-root) \
 	  $(LAB_ARGS) 00_tour.ipynb
 
+# The tour's table T as a read-only web page (`schemalab serve`, through Voila) at
+# http://127.0.0.1:8866/ — metadata only; SERVE_ARGS="--allow-reads --port 9000" to change.
+# The table is built once by the tour's script under .cache/ (ignored).
+SERVE_WH := .cache/serve-warehouse
+SERVE_ARGS ?=
+serve: check-java $(LAB_STAMP)
+	test -d $(SERVE_WH)/default.db/T || $(PY) -m schemalab.cli sql $(SERVE_WH) -f data/scenarios/flip226.sql
+	$(PY) -m schemalab.cli serve $(SERVE_WH)/default.db/T $(SERVE_ARGS)
+
 # Fast pure-Python tests, then Spark tests (one shared session), then every notebook (nbval).
 # The Java Paimon cross-checks of every type, partition type and cast both ways, and of Java's
 # tables of every kind (~250 tests, most of them JVM round trips: about half the suite's time)
@@ -125,6 +134,8 @@ test: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
 
 # The tour's widgets clicked in a real JupyterLab, in Debian's chromium (Playwright drives it;
 # its own browser download is never used). Opt-in: `make test` skips tests/browser.
+# Screenshots of every view at 900/1200/1600 px, and of `schemalab serve`'s page, are kept in
+# tests/browser/screenshots/ (views/, serve/; ignored by git).
 test-browser: check-java $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || { \
 	  SUDO=$$(test "$$(id -u)" -eq 0 || echo sudo); \

@@ -344,9 +344,12 @@ class TimeTravelView(ReadableWidget, W.VBox):
     """Read any snapshot under its own schema or today's, with the explanation of the
     read."""
 
-    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None, *,
+                 reads: bool = True) -> None:
         self.table = table
         self.history = history if history is not None else table_history(table)
+        #: False: the view explains each read from the metadata and reads no rows
+        self.reads = reads
         snaps = list(self.history.snapshots)
         self.snapshot = W.Dropdown(options=[(snapshot_option(s), s.id) for s in snaps],
                                    value=snaps[-1].id if snaps else None,
@@ -362,7 +365,8 @@ class TimeTravelView(ReadableWidget, W.VBox):
                                               else "none"))
         self.ref.observe(lambda _: setattr(self.snapshot, "disabled",
                                            self.ref.value is not None), names="value")
-        self.button = W.Button(description="Read", icon="table", button_style="primary")
+        self.button = W.Button(description="Read" if reads else "Explain",
+                               icon="table" if reads else "info", button_style="primary")
         self.result = W.HTML()
         self.error = W.HTML()
         self.button.on_click(lambda _: self.show())
@@ -376,15 +380,16 @@ class TimeTravelView(ReadableWidget, W.VBox):
             if self.snapshot.value is None and ref is None:
                 self.result.value = "<p>This table has no snapshots yet: nothing to read.</p>"
                 return
-            self.result.value = progress_html("reading on Spark")
-            if ref is not None:  # the ref's own schema is the one its engine binds
-                schema = None if self.schema.value == "snapshot" else self.schema.value
-                df = self.table.read(schema=schema, ref=ref)
-                ex = self.table.explain_read(schema=schema, ref=ref)
-            else:
-                df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
-                ex = self.table.explain_read(self.snapshot.value, self.schema.value)
-            text = preview_html(df) + explanation_html(ex)
+            text = ""
+            # a ref reads in the schema its engine binds, unless another one is picked
+            schema = (None if self.schema.value == "snapshot" else self.schema.value) \
+                if ref is not None else self.schema.value
+            snapshot = None if ref is not None else self.snapshot.value
+            if self.reads:
+                self.result.value = progress_html("reading on Spark")
+                df = self.table.read(snapshot_id=snapshot, schema=schema, ref=ref)
+                text = preview_html(df)
+            text += explanation_html(self.table.explain_read(snapshot, schema, ref=ref))
             self.result.value = text
         guarded(self.error)(run)
         if self.error.value:
@@ -405,7 +410,9 @@ class Explorer(ReadableWidget, W.Tab):
         ("Schema history", SchemaHistoryView), ("Lineage", LineageView),
         ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
 
-    def __init__(self, table: TableLike) -> None:
+    def __init__(self, table: TableLike, *, reads: bool = True) -> None:
+        """``reads=False``: a metadata-only Explorer (``schemalab serve`` without
+        ``--allow-reads``): Time travel explains each read and reads no rows."""
         self.table = table
         self.history: TableHistory | None = None
         children: list[W.Widget] = []
@@ -420,7 +427,8 @@ class Explorer(ReadableWidget, W.Tab):
             with gc_paused():
                 for _, cls in self.PAGES:
                     try:
-                        children.append(cls(table, self.history))
+                        children.append(TimeTravelView(table, self.history, reads=reads)
+                                        if cls is TimeTravelView else cls(table, self.history))
                     except Exception as err:
                         children.append(W.HTML(error_html(err)))
         super().__init__(children=children, layout=W.Layout(width="100%"))

@@ -11,6 +11,8 @@
                                                              files no snapshot references
     schemalab compact TABLE_PATH [--partitions 'p=1;p=2'] [--order-by a,b]
                                                              rewrite files into the current schema
+    schemalab serve TABLE_OR_WAREHOUSE [--port N] [--host H] [--allow-reads]
+                                                             the Explorer as a read-only web page
 
 Errors print as one clear message, then ``rule: <id>`` (an id of ``schemalab.rules``), exit
 status 1, never as a traceback.
@@ -92,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     p_compact.add_argument("--order-by", metavar="COLUMNS",
                            help="sort an unaware-bucket append table by these columns "
                                 "(order_strategy 'order')")
+    _serve_parser(sub)
     return parser
 
 
@@ -105,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     commands = {"sql": _sql, "inspect": _inspect, "explain": _explain,
-                "clean-orphans": _clean_orphans, "compact": _compact}
+                "clean-orphans": _clean_orphans, "compact": _compact, "serve": _serve}
     try:
         if args.command in commands:
             return commands[args.command](args)
@@ -127,6 +130,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="serve a table's (or a warehouse's) Explorer as a "
+                                     "read-only web page through Voila")
+    p.add_argument("target", metavar="TABLE_OR_WAREHOUSE",
+                   help="a Paimon or Iceberg table directory, or a warehouse directory")
+    p.add_argument("--port", type=int, default=8866, help="port (default 8866)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--allow-reads", action="store_true",
+                   help="let viewers read rows (Time travel on Spark); default: metadata only")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from schemalab.serve import serve
+
+    return serve(args.target, port=args.port, host=args.host, allow_reads=args.allow_reads)
 
 
 def _sql(args: argparse.Namespace) -> int:

@@ -239,6 +239,8 @@ _ALL = (
          "is not a partition key.", "Paimon CompactProcedure"),
     Rule("compact-order", "An order_strategy / order_by that Paimon refuses or schemalab does "
          "not implement.", "Paimon CompactProcedure (sort compaction)"),
+    Rule("serve-target", "schemalab serve given a path that is neither a table directory nor a "
+         "warehouse of tables (or without Voilà installed).", _OWN),
     Rule("compact-deletion-vectors", "Compacting some partitions of a table whose other files "
          "carry deletion vectors.", _OWN),
     Rule("compact-bucket-key", "Compacting a table whose bucket key changed type.", _OWN),

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from schemalab import progress
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import (
@@ -172,7 +173,7 @@ class _TreeLoader:
         out: list[SnapshotChange] = []
         prev_id: int | None = None
         live = 0
-        for sid in snapshot_ids:
+        for sid in progress.track(snapshot_ids, "reading snapshots", unit="snapshots"):
             snap = self._snapshot(sid)
             delta = self.reader.read_list("delta", snap.delta_manifest_list)
             entries = [e for m in delta.manifests for e in m.entries]
