@@ -94,7 +94,7 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.reset_button.on_click(lambda _: self.reset())
         boxes = [lane.box() for lane in self.lanes]
         body: list[W.Widget] = boxes if len(boxes) == 1 else [
-            W.HBox(boxes, layout=W.Layout(width="100%"))]
+            W.HBox(boxes, layout=W.Layout(width="100%", flex_flow="row wrap"))]
         super().__init__([
             self.header,
             W.HBox([self.back_button, self.step_button, self.play_button, self.reset_button]),

@@ -119,9 +119,13 @@ class Lane:
     def box(self) -> W.VBox:
         head = [] if self.label is None else [W.HTML(
             f"<h4 class='sl-lane' style='margin:4px 0'>{html.escape(self.label)}</h4>")]
-        return W.VBox([*head, self.where, self.status, self.meta, self.diff, self.lineage,
-                       self.preview, self.explanation],
-                      layout=W.Layout(width="100%" if self.label is None else "50%"))
+        box = W.VBox([*head, self.where, self.status, self.meta, self.diff, self.lineage,
+                      self.preview, self.explanation],
+                     # side by side where two fit, one above the other in a narrow cell
+                     layout=W.Layout(width="100%") if self.label is None else
+                     W.Layout(flex="1 1 0%", min_width="560px"))
+        box.add_class("sl-lane-box")
+        return box
 
     # ---- state ------------------------------------------------------------------------------
 

@@ -42,7 +42,10 @@ BOXES_JS = """
     add('.legend .legendtext', 'legend');
     add('.annotation-text-g text', 'annotation');
     add('.textpoint text', 'point label');
-    const r = plot.getBoundingClientRect();
+    // the figure as plotly drew it: its SVG (the container can be a few px narrower when
+    // plotly keeps its minimum width in a narrow cell; the cell-width check covers that)
+    const svg = plot.querySelector('.main-svg');
+    const r = (svg || plot).getBoundingClientRect();
     out.push({kind: 'figure', group: g, text: 'figure', x: r.left, y: r.top, w: r.width,
               h: r.height});
     const mb = plot.querySelector('.modebar');
