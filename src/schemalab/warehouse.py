@@ -490,9 +490,9 @@ class Warehouse:
             raise error from None
 
     def _version_read(self, name: TableName, version: str | int) -> DataFrame:
-        """``VERSION AS OF``, as Paimon's Spark time travel: a string names a tag (digits
-        with no such tag: a snapshot id), a number a snapshot id."""
-        t = self._open(name)
+        """``VERSION AS OF``, as Paimon's and Iceberg's Spark time travel: a string names a
+        tag or branch (digits with no such tag: a snapshot id), a number a snapshot id."""
+        t = self._open_any(name)
         if isinstance(version, str) and not (version.isdigit() and version not in
                                              {r.name for r in t.refs if r.kind == "tag"}):
             return t.read(ref=version)
@@ -500,15 +500,16 @@ class Warehouse:
 
     def _system_table(self, db: str, table: str) -> DataFrame | None:
         """``t$snapshots`` and the like: a system table of table ``t`` (Paimon's spelling,
-        ``$`` before the system table's name), or None when ``t`` is no table of ours."""
+        ``$`` before the system table's name; Iceberg's ``t.snapshots``, read as database
+        ``t``, table ``snapshots``), or None when ``t`` is no table of ours."""
         base, sep, suffix = table.rpartition("$")
-        if not sep or not base:
-            return None
         try:
-            t = self._open(TableName(db, base))
+            if sep and base:
+                return self._open_any(TableName(db, base)).system_table(suffix)
+            t = self._open_any(TableName(None, db))
         except TableNotFoundError:
             return None
-        return t.system_table(suffix)
+        return t.system_table(table) if isinstance(t, WritableIcebergTable) else None
 
 
 # ---- Warehouse(catalog=...) on an Iceberg catalog ----------------------------------------
