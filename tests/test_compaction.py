@@ -153,7 +153,7 @@ def test_append_compaction_ordered(spark: Any, tmp_path: Path) -> None:
          "order_strategy \"none\" cannot work with order_by columns."),
         ("CALL sys.compact(table => 'a', where => 'id > 1')", "argument where is not supported"),
         ("CALL sys.compact(table => 'a', frob => 1)", "unknown argument frob"),
-        ("CALL sys.expire_snapshots(table => 'a')", "Unsupported procedure"),
+        ("CALL sys.remove_orphan_files(table => 'a')", "Unsupported procedure"),
     ]:
         with pytest.raises(SchemaLabError, match=message):
             wh.sql(call)
