@@ -4,14 +4,16 @@ files) and by value (equality delete files).
 **By position.** Spark's Parquet reader gives each row's file and 0-based position
 (``_metadata.file_name``, ``_metadata.row_index``), also in a scan by field id. The deleted
 positions of every data file of a scan are decoded on the driver (a Roaring bitmap, or the
-rows of a position delete file naming it) and sent to Spark as 64-position words: one row
-``(file name, position >> 6, 64-bit mask)`` per word holding a deleted position. A row is
-then dropped by a broadcast left anti-join on (file name, word) whose condition tests the
-row's bit. Measured (``bench/deletes.py``, 10M rows in 10 files, 10% deleted): one row per
-deleted position costs Spark 2–3 s to build from Arrow before the join even starts; the
-words are 64× fewer rows at worst and cost about 0.1 s. A per-file ``NOT IN`` filter would
-need one scan (and one Spark job plan) per file. The bench reports the read time against a
-plain read of the surviving rows.
+rows of a position delete file naming it) and set as bits of one bitmap, each file's rows
+from an offset of their own; a row's bit is its file's offset (chosen by its name) plus its
+position, tested in the scan's own filter with the bitmap in a scalar subquery: no join,
+hash table or exchange. Past :data:`BITMAP_ROWS` rows or :data:`BITMAP_FILES` files with
+deletes in one scan, the positions go to Spark as 64-position words, one row
+``(file name, position >> 6, 64-bit mask)`` per word holding a deleted position, and a row
+is dropped by a broadcast left anti-join on (file name, word) testing its bit. Measured
+(``bench/deletes.py``): the join's probe per row cost a deletes read about 1.8x a plain read
+of the surviving rows; one row per deleted position cost Spark 2–3 s to build from Arrow at
+10M rows. A per-file ``NOT IN`` filter would need one scan (and one Spark job plan) per file.
 
 File names must be unique within a scan (the scan splits files otherwise, see
 :func:`unique_name_scans`), and Spark reports them URI-encoded (``a b.parquet`` is
