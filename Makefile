@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-spark test-browser test-install notebooks check-java lint clean
+.PHONY: lab serve test test-fast test-spark test-browser test-install notebooks check-java lint clean
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -72,16 +72,40 @@ $(ICEBERG12_CP): tests/oracles/java/iceberg-1.12/pom.xml
 	@command -v mvn >/dev/null 2>&1 || { echo "the Java oracles need Maven (apt-get install maven)"; exit 1; }
 	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@)
 
+# Iceberg's own REST catalog server for `make test-catalogs` (tests/oracles/java/iceberg-rest/):
+# the fixture classes of the apache/iceberg-rest-fixture image and what they run on.
+ICEBERG_REST_CP := $(ORACLES)/iceberg-rest.classpath
+$(ICEBERG_REST_CP): tests/oracles/java/iceberg-rest/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { echo "the Java oracles need Maven (apt-get install maven)"; exit 1; }
+	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@)
+
+# Paimon's own REST catalog server (paimon-core's tests jar; its parent POM is not served, so
+# the jar is fetched alone) on Paimon 2.0.0's classpath, with okhttp's MockWebServer.
+PAIMON_REST_CP := $(ORACLES)/paimon-rest.classpath
+$(PAIMON_REST_CP): tests/oracles/java/paimon-rest/pom.xml $(PAIMON2_CP)
+	$(MVN) dependency:get -Dtransitive=false -Dartifact=org.apache.paimon:paimon-core:$(PAIMON2_VERSION):jar:tests
+	$(MVN) -f $< dependency:build-classpath -Dmdep.outputFile=$(abspath $@).rest
+	printf '%s:%s:%s' "$$(cat $(PAIMON2_CP))" \
+	  "$(ORACLES_M2)/org/apache/paimon/paimon-core/$(PAIMON2_VERSION)/paimon-core-$(PAIMON2_VERSION)-tests.jar" \
+	  "$$(cat $@.rest)" > $@ && rm -f $@.rest
+
 .PHONY: oracle-jars
-oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP)
+oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP)
 
 # The Java cross-checks: Paimon 1.0 and 2.0.0 both ways, every snapshot, Java's real tables;
 # Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
 INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py \
-  tests/test_interop_paimon_2x.py \
-  tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py
+  tests/test_interop_paimon_2x.py tests/test_interop_paimon_refs.py \
+  tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py \
+  tests/test_interop_iceberg_refs.py tests/test_interop_iceberg_write.py
 test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
+# Tables through catalogs: Iceberg's and Paimon's REST catalog servers (Java, on 127.0.0.1)
+# and pyiceberg's SQL catalog on SQLite, read by schemalab (tests/test_catalogs.py).
+.PHONY: test-catalogs
+CATALOG_TESTS := tests/test_catalogs.py
+test-catalogs: check-java $(STAMP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP) $(ICEBERG12_CP)
+	$(PY) -m pytest -q $(CATALOG_TESTS)
 # --- end Java Paimon oracle ------------------------------------------------------------------
 
 # JupyterLab on the tour. Jupyter refuses to run as root (containers, CI machines) unless
@@ -91,16 +115,27 @@ lab: check-java $(LAB_STAMP)
 	cd notebooks && $(abspath $(PY)) -m jupyterlab $$(test "$$(id -u)" -eq 0 && echo --allow-root) \
 	  $(LAB_ARGS) 00_tour.ipynb
 
+# The tour's table T as a read-only web page (`schemalab serve`, through Voila) at
+# http://127.0.0.1:8866/ — metadata only; SERVE_ARGS="--allow-reads --port 9000" to change.
+# The table is built once by the tour's script under .cache/ (ignored).
+SERVE_WH := .cache/serve-warehouse
+SERVE_ARGS ?=
+serve: check-java $(LAB_STAMP)
+	test -d $(SERVE_WH)/default.db/T || $(PY) -m schemalab.cli sql $(SERVE_WH) -f data/scenarios/flip226.sql
+	$(PY) -m schemalab.cli serve $(SERVE_WH)/default.db/T $(SERVE_ARGS)
+
 # Fast pure-Python tests, then Spark tests (one shared session), then every notebook (nbval).
 # The Java Paimon cross-checks of every type, partition type and cast both ways, and of Java's
 # tables of every kind (~250 tests, most of them JVM round trips: about half the suite's time)
 # are `make test-interop`, which CI runs right after; merge engines, compaction and deletes
 # are still checked against Java here.
 test: check-java $(STAMP) $(JAVA_PAIMON_STAMP)
-	$(PY) -m pytest -q tests notebooks --nbval $(addprefix --ignore=,$(INTEROP_TESTS))
+	$(PY) -m pytest -q tests notebooks --nbval $(addprefix --ignore=,$(INTEROP_TESTS) $(CATALOG_TESTS))
 
 # The tour's widgets clicked in a real JupyterLab, in Debian's chromium (Playwright drives it;
 # its own browser download is never used). Opt-in: `make test` skips tests/browser.
+# Screenshots of every view at 900/1200/1600 px, and of `schemalab serve`'s page, are kept in
+# tests/browser/screenshots/ (views/, serve/; ignored by git).
 test-browser: check-java $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || { \
 	  SUDO=$$(test "$$(id -u)" -eq 0 || echo sudo); \

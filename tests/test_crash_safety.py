@@ -181,6 +181,12 @@ def run_python_kills(tmp_path: Path, kills: int, rng: random.Random) -> dict[str
                 assert p.poll() is None, _stderr(p)
                 assert time.monotonic() < deadline, "writer did not start"
                 time.sleep(0.01)
+            # every other round waits for the writer's first commit, so that the writers
+            # get work done between kills however busy the machine is; the others kill it
+            # anywhere, the first commit included
+            while r % 2 and len(read_log(log)) < 2 and time.monotonic() < deadline:
+                assert p.poll() is None, _stderr(p)
+                time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 0.6))
         finally:
             _kill(p)

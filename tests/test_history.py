@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 import schemalab as sl
 from schemalab import cli
 from schemalab.errors import SchemaChangeError
+from schemalab.history.graph import with_refs
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
 from schemalab.history.versions import FieldLineage, SchemaVersion
@@ -476,8 +478,19 @@ def _opt_int(v: Any) -> bool:
 def check_inspect_shape(doc: Any) -> None:
     """Exactly the keys and types ARCHITECTURE.md fixes for ``schemalab inspect --json``."""
     assert isinstance(doc, dict)
-    assert set(doc) == {"format", "location", "schemas", "lineage", "snapshots"}
+    assert set(doc) == {"format", "location", "schemas", "lineage", "snapshots", "refs",
+                        "branches"}
     assert doc["format"] in ("paimon", "iceberg") and isinstance(doc["location"], str)
+    assert doc["refs"][0]["name"] == "main"
+    for r in doc["refs"]:
+        assert set(r) == {"name", "kind", "snapshot_id", "schema_id"}
+        assert r["kind"] in ("branch", "tag") and isinstance(r["name"], str)
+        assert _opt_int(r["snapshot_id"]) and _opt_int(r["schema_id"])
+    assert set(doc["branches"]) == {r["name"] for r in doc["refs"]
+                                    if r["kind"] == "branch"} - {"main"}
+    for b in doc["branches"].values():
+        check_inspect_shape({"format": doc["format"], "location": doc["location"],
+                             "refs": doc["refs"], "branches": {}, **b})
     for s in doc["schemas"]:
         assert set(s) == {"id", "time_millis", "fields"}
         assert _is_int(s["id"]) and _opt_int(s["time_millis"])
@@ -518,7 +531,8 @@ def test_inspect_json_shape_on_every_fixture(key: str, pypaimon_warehouses: Path
     out = capsys.readouterr().out
     doc = json.loads(out)
     check_inspect_shape(doc)
-    assert doc == json.loads(json.dumps(histories[key].to_json()))
+    graph = with_refs(histories[key], open_table(path))
+    assert doc == json.loads(json.dumps(graph.to_json()))
     assert doc["format"] == "paimon" and doc["location"] == str(path)
     assert [s["id"] for s in doc["schemas"]] == [v.id for v in histories[key].schemas]
     # snapshot ids are JSON numbers, and every snapshot lists its live files
@@ -1085,8 +1099,10 @@ def test_tree_and_inspect_show_delete_files_and_what_row_counts_count(
     deletes = [tr for tr in fig.data if tr.name == "delete file / deletion vector"]
     assert len(deletes) == 1 and "eq-delete-id2.parquet · 1 delete row" in deletes[0].text[0]
     assert deletes[0].marker.pattern.shape == "x"
-    sub = fig.layout.title.subtitle.text
-    assert "4 rows — total-records: rows in the data files, before deletes" in sub
+    # the subtitle's lines are part of the title (widgets.frame), long ones wrapped
+    sub = " ".join(re.sub(r"<[^>]+>", " ", fig.layout.title.text).split())
+    assert "4 rows, " in sub and "<br>" in fig.layout.title.text
+    assert "total-records: rows in the data files, before deletes" in sub
     assert "no merge engine" in sub and "snapshot #3" in fig.layout.title.text
     assert str(node.id) in fig.layout.title.text  # the id, small, beside the label
     assert cli.main(["inspect", str(path)]) == 0

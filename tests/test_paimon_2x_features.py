@@ -1,7 +1,8 @@
 """Paimon 1.1+ features on tables that pypaimon 2.1.0 wrote: never a silently wrong read and
-never a damaged table. Each case failed on main before the refusals (issue 23's four silent
-failures): a data-evolution table read 10 rows instead of 4 and its compaction committed a
-union pypaimon could no longer read; an INSERT into a row-tracking table committed a file
+never a damaged table. Each case failed on main before (issue 23's four silent failures): a
+data-evolution table read 10 rows instead of 4 (now merged by row id and read as pypaimon
+and Java Paimon 2.0 read it) and its compaction committed a union pypaimon could no longer
+read (still refused); an INSERT into a row-tracking table committed a file
 without ``_FIRST_ROW_ID`` and a snapshot without ``nextRowId``; the
 ``fields.<f>.default-value`` option was ignored (NULL where Java Paimon reads the default)."""
 
@@ -81,21 +82,109 @@ def data_evolution(tmp_path: Path) -> tuple[Path, str]:
     return root, path
 
 
-def test_data_evolution_read_is_refused(data_evolution: tuple[Path, str], spark: Any) -> None:
-    _, path = data_evolution
+def _update(root: Path, name: str, columns: list[str], rows: dict[str, Any]) -> None:
+    """pypaimon's data-evolution UPDATE by ``_ROW_ID`` of ``columns``."""
+    t = _catalog(root).get_table(f"default.{name}")
+    wb = t.new_batch_write_builder()
+    msgs = wb.new_update().with_update_type(columns).update_by_arrow_with_row_id(
+        pa.table(rows))
+    c = wb.new_commit()
+    c.commit(msgs)
+    c.close()
+
+
+def _all_rows(root: Path, name: str, snapshot: int, columns: list[str]) -> list[tuple[Any, ...]]:
+    """pypaimon's read of ``snapshot`` (time travel by option), as sorted tuples."""
+    t = _catalog(root).get_table(f"default.{name}").copy({"scan.snapshot-id": str(snapshot)})
+    rb = t.new_read_builder().with_projection(columns)
+    out = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return sorted((tuple(r[c] for c in columns) for r in out), key=repr)
+
+
+@pytest.fixture()
+def evolved_data_evolution(tmp_path: Path) -> tuple[Path, str]:
+    return build_evolved_data_evolution(tmp_path)
+
+
+def build_evolved_data_evolution(tmp_path: Path) -> tuple[Path, str]:
+    """A data-evolution table pypaimon wrote: two appends (row ids 0..3, 4..5), UPDATEs of
+    c, of b and c, then a rename of b to bb and a new column d, UPDATEs of bb and of d under
+    the new schema, and an append under it."""
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "ev", {ROW_TRACKING: "true", DATA_EVOLUTION: "true"})
+    cat = _catalog(root)
+    t = cat.get_table("default.ev")
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"a": [5, 6], "b": ["A5", "A6"], "c": ["B5", "B6"]}, schema=SCHEMA))
+    c.commit(w.prepare_commit())
+    _update(root, "ev", ["c"], {"_ROW_ID": pa.array([0, 2], pa.int64()), "c": ["c0", "c2"]})
+    _update(root, "ev", ["b", "c"], {"_ROW_ID": pa.array([1], pa.int64()), "b": ["b1"],
+                                     "c": ["c1"]})
+    cat.alter_table("default.ev", [SchemaChange.rename_column("b", "bb"),
+                                   SchemaChange.add_column("d", AtomicType("BIGINT"))])
+    _update(root, "ev", ["bb"], {"_ROW_ID": pa.array([5], pa.int64()), "bb": ["bb5"]})
+    _update(root, "ev", ["d"], {"_ROW_ID": pa.array([0, 3], pa.int64()),
+                                "d": pa.array([10, 13], pa.int64())})
+    return root, path
+
+
+def test_data_evolution_reads_equal_pypaimon_at_every_snapshot(
+        evolved_data_evolution: tuple[Path, str], spark: Any) -> None:
+    """Column files merge by row id, newest per column, each file evolved by its own schema
+    (a rename, an added column): every snapshot reads as pypaimon reads it, with the row ids
+    and sequence numbers Paimon gives (the newest file's)."""
+    root, path = evolved_data_evolution
     t = sl.open_table(path, spark=spark)
-    for call in (t.read, t.explain_read, lambda: t.read(snapshot_id=1),
-                 lambda: t.why("c")):
-        with pytest.raises(UnsupportedFeatureError) as e:
-            call()
-        assert e.value.rule == "unsupported-feature"
-        assert e.value.feature == "data evolution" and e.value.option == DATA_EVOLUTION
-        assert e.value.table == "default.de"
-    # the file of column c alone is named, with the row ids it covers
-    with pytest.raises(UnsupportedFeatureError, match=r"holds only the column\(s\) c"):
-        t.data_files(t.latest_snapshot)
-    # the history is metadata only: it still opens
-    assert [s.id for s in t.history().snapshots] == [1, 2]
+    # After the rename pypaimon 2.1.0 takes `bb` of row id 1 from the base file ('A2'), not
+    # from the update of b written before the rename ('b1'): it matches the update file's
+    # columns by name. Java Paimon 2.0.0 matches by field id and reads 'b1', as schemalab
+    # does (tests/test_interop_paimon_2x.py judges every snapshot); pypaimon judges the
+    # snapshots before the rename here.
+    for snap in [s for s in t.snapshots if s.schema_id == 0]:
+        names = [f.name for f in t.schema_at(snap.schema_id).fields]
+        cols = ["_ROW_ID", "_SEQUENCE_NUMBER", *names]
+        ours = t.read(snapshot_id=snap.id, system_columns=["_ROW_ID", "_SEQUENCE_NUMBER"])
+        assert ours.columns == names + ["_ROW_ID", "_SEQUENCE_NUMBER"]
+        got = sorted((tuple(r[c] for c in cols) for r in ours.collect()), key=repr)
+        assert got == _all_rows(root, "ev", snap.id, cols), snap.id
+    latest = sorted(map(tuple, t.read().collect()), key=repr)
+    assert latest == sorted([(1, "A1", "c0", 10), (2, "b1", "c1", None), (3, "A3", "c2", None),
+                             (4, "A4", "B4", 13), (5, "A5", "B5", None),
+                             (6, "bb5", "B6", None)], key=repr)
+
+
+def test_data_evolution_explained_column_by_column(
+        evolved_data_evolution: tuple[Path, str], spark: Any) -> None:
+    _, path = evolved_data_evolution
+    t = sl.open_table(path, spark=spark)
+    text = str(t.explain_read())
+    assert "rows 0..3 merged by row id from 4 files, newest first:" in text
+    assert "rows 4..5 merged by row id from 2 files, newest first:" in text
+    # d comes from the update file written after the ADD COLUMN; bb from the update of b
+    # (written under its old name) for rows 0..3, from the update of bb for rows 4..5
+    assert "`d` from the update file of `d`" in text and "written in snapshot 6" in text
+    assert "`bb` from the update file of `b`, `c`" in text and "(written as `b`)" in text
+    assert "`bb` from the update file of `bb`" in text
+    assert "not from these files: merged by row id" in text
+    assert "did not exist when these files were written" not in text
+    w = t.why("c", where="a = 2")
+    assert w.rows == 1 and w.nulls == 0 and w.groups[0].values == (("c1", 1),)
+    assert "`c` from the update file of `b`, `c`" in str(w) and "`a` from" not in str(w)
+
+
+def test_system_columns_need_row_tracking(tmp_path: Path, spark: Any) -> None:
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "plain", {})
+    t = sl.open_table(path, spark=spark)
+    with pytest.raises(sl.SchemaLabError) as e:
+        t.read(system_columns=["_ROW_ID"])
+    assert e.value.rule == "row-tracking-columns" and e.value.column == "_ROW_ID"
+    with pytest.raises(sl.SchemaLabError, match="not a system column"):
+        t.read(system_columns=["_ROW_KIND"])
 
 
 def test_data_evolution_compaction_is_refused_and_writes_nothing(
@@ -258,3 +347,39 @@ def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None
     with pytest.raises(UnknownTypeError, match="Paimon 1.4\\+ type") as e:
         _ = t.schema
     assert e.value.rule == "unsupported-type" and "is not a Paimon type" not in str(e.value)
+
+
+def test_sql_reads_row_ids_as_paimon_metadata_columns(
+        evolved_data_evolution: tuple[Path, str], spark: Any) -> None:
+    """``SELECT _ROW_ID, _SEQUENCE_NUMBER, * FROM t``: named, the system columns are read;
+    ``*`` leaves them out (Paimon's Spark metadata columns); ``$row_tracking`` has them."""
+    root, _ = evolved_data_evolution
+    wh = sl.Warehouse(root, spark=spark)
+    df = wh.sql("SELECT _ROW_ID, _sequence_number, * FROM ev WHERE _ROW_ID >= 4")
+    assert df.columns == ["_ROW_ID", "_sequence_number", "a", "bb", "c", "d"]
+    # the newest file of rows 4..5 (the update of bb, snapshot 5) gives both their sequence
+    assert sorted(map(tuple, df.collect())) == [(4, 5, 5, "A5", "B5", None),
+                                                (5, 5, 6, "bb5", "B6", None)]
+    assert wh.sql("SELECT * FROM ev").columns == ["a", "bb", "c", "d"]
+    tracked = wh.sql("SELECT _ROW_ID, a FROM `ev$row_tracking` WHERE _ROW_ID < 2")
+    assert sorted(map(tuple, tracked.collect())) == [(0, 1), (1, 2)]
+    audit = wh.sql("SELECT * FROM `ev$audit_log`")
+    assert audit.columns == ["rowkind", "a", "bb", "c", "d"]
+    assert {r[0] for r in audit.collect()} == {"+I"}
+
+
+def test_snapshot_operation_shown_in_history(tmp_path: Path) -> None:
+    """Paimon 2.x snapshots may say what the commit did (``operation``): the history text
+    and its JSON show it; a snapshot without it reads as before."""
+    root = tmp_path / "wh"
+    path = _pypaimon_table(root, "op", {ROW_TRACKING: "true"})
+    snap_file = Path(path) / "snapshot" / "snapshot-1"
+    snap = json.loads(snap_file.read_text())
+    assert "operation" not in snap
+    h = sl.open_table(path).history()
+    assert ", operation" not in str(h) and "operation" not in h.to_json()["snapshots"][0]
+    snap["operation"] = "UPDATE"
+    snap_file.write_text(json.dumps(snap))
+    h = sl.open_table(path).history()
+    assert "snapshot 1 (APPEND, operation UPDATE, schema 0" in str(h)
+    assert h.to_json()["snapshots"][0]["operation"] == "UPDATE"

@@ -1,6 +1,6 @@
 """Parquet encodings per type and precision, as Java Paimon writes them
-(paimon/write/parquet_types.py), and the footer rewrite that names them
-(paimon/write/parquet_thrift.py). Java's own files are the reference: the oracle writes one, we
+(engine/parquet_types.py), and the footer rewrite that names them
+(engine/parquet_thrift.py). Java's own files are the reference: the oracle writes one, we
 write the same schema, and every leaf column must have the same physical and logical type.
 """
 
@@ -18,7 +18,7 @@ from oracles.compare import assert_equal_every_snapshot, table_dir
 from oracles.java_paimon import JavaPaimon
 
 import schemalab as sl
-from schemalab.paimon.write.parquet_thrift import (
+from schemalab.engine.parquet_thrift import (
     decode_struct,
     encode_struct,
     read_footer,

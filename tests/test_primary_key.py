@@ -329,9 +329,9 @@ def test_a_commit_numbered_before_a_racing_commit_to_its_bucket_is_refused(
         spark: Any, tmp_path: Path) -> None:
     """Two writers number their rows from the same snapshot: the second to commit would share
     sequence numbers with the first, so it is refused (and nothing of it is visible)."""
+    from schemalab.engine import frames
     from schemalab.errors import CommitConflictError
     from schemalab.paimon import commit as commits
-    from schemalab.paimon.write import frames
     from schemalab.paimon.write import keyed as primary_key
     from schemalab.paimon.write.files import WriteTarget
 

@@ -90,6 +90,27 @@ def test_compact_reads_each_manifest_once(wh: sl.Warehouse, io: IO) -> None:
     assert len(manifests) >= 3 and set(manifests.values()) == {1}, manifests
 
 
+def test_inserts_reuse_the_manifests_their_table_object_read(wh: sl.Warehouse, io: IO) -> None:
+    # INSERT OVERWRITE lists the live files it replaces; a primary-key INSERT the highest
+    # sequence number per bucket and (at the commit) the files another writer added since:
+    # the manifests the table object has read are not read again.
+    t = wh.table("T")
+    t.read_plan()
+    io.clear()
+    t.insert([(5, "a", 50)], overwrite=True)
+    assert not io.manifests(), "the overwrite read manifests its table object had read"
+    wh.sql("CREATE TABLE K (id INT, v INT) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '2');"
+           "INSERT INTO K VALUES (1, 1), (2, 2)")
+    k = wh.table("K")
+    k.read_plan()
+    io.clear()
+    k.insert([(1, 10)])
+    k.insert([(2, 20)])
+    twice = {p: n for p, n in io.manifests().items() if n > 1}
+    assert not twice, twice
+    assert sorted(tuple(r) for r in k.read().collect()) == [(1, 10), (2, 20)]
+
+
 def test_schema_directory_listed_once_per_public_call(wh: sl.Warehouse, io: IO) -> None:
     schema_dir = os.path.join(wh.table_path("T"), "schema")
     io.clear()

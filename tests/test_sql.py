@@ -116,8 +116,8 @@ def test_rename_and_drop_table(tmp_path: Path) -> None:
 def test_other_procedures_are_read_but_refused_clearly(tmp_path: Path) -> None:
     wh = sl.Warehouse(tmp_path)
     wh.sql("CREATE TABLE db.t (id INT)")
-    with pytest.raises(SqlError, match="Unsupported procedure: CALL sys.expire_snapshots") as e:
-        wh.sql("CALL sys.expire_snapshots(table => 'db.t', retain_max => 2)")
+    with pytest.raises(SqlError, match="Unsupported procedure: CALL sys.remove_orphan_files") as e:
+        wh.sql("CALL sys.remove_orphan_files(table => 'db.t', older_than => '2024-01-01')")
     assert e.value.rule == "unsupported-statement" and e.value.table == "db.t"
     with pytest.raises(SqlError, match="unknown argument bogus") as e:
         wh.sql("CALL sys.compact(table => 'db.t', bogus => 1)")

@@ -136,7 +136,7 @@ def test_lineage_view_has_a_row_per_field(table: Any) -> None:
     wanted = {lin.field_id for lin in h.lineage
               if any(f.full_name == name or f.name == name for _, f in lin.states)}
     assert len(view.figure.layout.yaxis.ticktext) >= len(wanted)
-    assert f"`{name}`" in view.figure.layout.title.subtitle.text
+    assert f"`{name}`" in view.figure.layout.title.text
     view.focus.value = ""
     assert len(view.figure.layout.yaxis.ticktext) == len(h.lineage)
 
@@ -384,7 +384,7 @@ def test_rides_lineage_focus_pages_and_time_axis(rides: Any) -> None:
     assert sorted(r.field_id for p in pages for r in p.rows) == sorted(
         lin.field_id for lin in rides.lineage)
     fig = lineage_figure(rides, page=1, page_size=40)
-    assert "fields 41–80 of 111" in fig.layout.title.subtitle.text
+    assert "fields 41–80 of 111" in fig.layout.title.text
     timed = lineage_figure(rides, x="time")
     assert timed.layout.xaxis.type == "date"
     # more versions than fit: the figure opens on the newest and pans to the rest
@@ -458,8 +458,9 @@ def test_tree_draws_paimon_deletion_vectors_and_index_files_apart() -> None:
     assert list(by_name["file, schema 1"].text) == [
         "ADD bucket-0/data-1.parquet · 10 rows, 3 deleted by a deletion vector"]
     assert "index manifest" in list(by_name["manifest list"].text)
-    assert "before merges and deletion vectors" in fig.layout.title.subtitle.text
-    assert "deletion vectors on" in fig.layout.title.subtitle.text
+    title = " ".join(re.sub(r"<[^>]+>", " ", fig.layout.title.text).split())  # lines wrapped
+    assert "before merges and deletion vectors" in title
+    assert "deletion vectors on" in title
     assert file_text(data).endswith("3 deleted by a deletion vector in index-abc-0")
     assert file_text(dv).startswith("deletion vectors: index/index-abc-0")
 
@@ -497,3 +498,47 @@ def test_stored_notebooks_draw_plotly_figures_as_png_and_keep_widget_text(tmp_pa
     assert PLOTLY in figure  # JupyterLab still draws the interactive figure
     assert WIDGET_VIEW not in widget and widget["text/plain"] == "Explorer: 3 views"
     assert "widgets" not in out["metadata"]
+
+
+# ---- the shared frame: nothing overprints (the browser test measures it; these pin the rules)
+
+
+def test_every_figure_frames_title_legend_and_modebar_apart(rides: Any) -> None:
+    from schemalab.widgets.frame import LEGEND_ROW_PX, MODEBAR_PX, SUB_LINE_PX, TITLE_LINE_PX
+
+    node = rides.tree(rides.snapshots[-1].id) if rides.snapshots else None
+    figs = [schema_timeline_figure(rides), lineage_figure(rides, page=0, page_size=40)]
+    if node is not None:
+        figs.append(snapshot_tree_figure(node, reads="append table: no merge engine"))
+    for fig in figs:
+        title = fig.layout.title
+        # one text, anchored at the top: plotly's own subtitle is drawn over the title
+        assert title.subtitle.text is None and "<br>" in title.text
+        lines = title.text.count("<br>") + 1
+        legend_top = (1 - fig.layout.legend.y) * fig.layout.height
+        assert legend_top >= TITLE_LINE_PX + SUB_LINE_PX * (lines - 1), fig.layout.title.text
+        # the plot starts below the title and at least one legend row
+        assert fig.layout.margin.t >= legend_top + LEGEND_ROW_PX
+        assert fig.layout.modebar.orientation == "v" and fig.layout.margin.r >= MODEBAR_PX
+
+
+def test_the_changes_axis_counts_in_integers(rides: Any) -> None:
+    axis = schema_timeline_figure(rides).layout.yaxis2
+    assert axis.tickmode == "linear" and axis.tick0 == 0 and axis.dtick >= 1
+    assert float(axis.dtick).is_integer()
+
+
+def test_long_names_are_cut_in_titles_and_version_labels_thinned(rides: Any) -> None:
+    import dataclasses
+
+    from schemalab.widgets.frame import NAME_CHARS
+
+    long = dataclasses.replace(rides, name="default." + "x" * 80)
+    for fig in (schema_timeline_figure(long), lineage_figure(long, page=0, page_size=40)):
+        name = fig.layout.title.text.split(">", 1)[1].split(":", 1)[0]
+        assert len(name) == NAME_CHARS and name.endswith("…")
+    # 50 versions: a label every few columns (each keeps its tick and grid line), the last
+    # one always, so they do not run into each other in a 900 px window
+    ticks = list(lineage_figure(rides).layout.xaxis.ticktext)
+    shown = [t for t in ticks if t]
+    assert len(ticks) == 50 and shown[0] == "0" and shown[-1] == "49" and len(shown) < 25

@@ -8,6 +8,8 @@ them to controls. Each figure fills its cell's width.
   (:mod:`schemalab.widgets.lineage_figure`);
 - :func:`schema_timeline_figure`: versions and snapshots on one axis, and what each version
   changed (:mod:`schemalab.widgets.timeline_figure`);
+- :func:`branch_lanes_figure`: one lane per branch, forks, tags, and the snapshots no branch
+  reaches (:mod:`schemalab.widgets.lanes_figure`);
 - :func:`snapshot_tree_figure`: a snapshot → its manifest lists → manifests → files
   (:mod:`schemalab.widgets.tree_figure`).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import html
 
+from schemalab.widgets.lanes_figure import branch_lanes_figure
 from schemalab.widgets.lineage_figure import lineage_figure
 from schemalab.widgets.timeline_figure import schema_timeline_figure
 from schemalab.widgets.tree_figure import snapshot_tree_figure
@@ -23,7 +26,8 @@ from schemalab.widgets.tree_figure import snapshot_tree_figure
 from schemalab.history.versions import FieldEvent, SchemaDiff
 from schemalab.render.palette import EVENT_COLORS
 
-__all__ = ["diff_html", "lineage_figure", "schema_timeline_figure", "snapshot_tree_figure"]
+__all__ = ["branch_lanes_figure", "diff_html", "lineage_figure", "schema_timeline_figure",
+           "snapshot_tree_figure"]
 
 
 def _without_kind(ev: FieldEvent) -> str:

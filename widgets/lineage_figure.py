@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import plotly.graph_objects as go
+from schemalab.widgets.branch_lineage_figure import lineage_across_figure
+from schemalab.widgets.frame import cut, frame, sparse_labels
 
 from schemalab.history.model import TableHistory
 from schemalab.render.lineage_layout import Cell, LineageLayout, Row, lineage_layout
@@ -31,7 +33,8 @@ from schemalab.render.palette import (
 
 #: pixels per field row, and the figure's room above and below the rows
 ROW_PX = 21
-TOP_PX = 118
+#: what the x axis on top takes above the plot: its tick labels and title
+AXIS_TOP_PX = 40
 BOTTOM_PX = 24
 #: versions shown at once before the figure starts panned to the newest ones
 MAX_COLUMNS = 60
@@ -59,13 +62,21 @@ def _esc(text: Any) -> str:
 
 def lineage_figure(h: TableHistory, *, focus: int | str | Sequence[int | str] | None = None,
                    x: XAxis = "version", page: int = 0, page_size: int | None = None,
-                   max_columns: int = MAX_COLUMNS) -> go.Figure:
+                   max_columns: int = MAX_COLUMNS, branch: str | None = None) -> go.Figure:
     """The lineage of ``h`` as a plotly figure that fills its cell's width.
+
+    ``branch``: one branch's lineage (its own schemas), or ``"all"``: one panel per branch
+    (:func:`~schemalab.widgets.branch_lineage_figure.lineage_across_figure`).
 
     ``focus``: a field id or a name ("everything that was ever called `c`"), or several;
     ``x="time"`` spaces the versions by when they were written; ``page``/``page_size`` show
     one page of rows; with more than ``max_columns`` versions the figure opens on the newest
     ones and pans (drag) to the rest."""
+    if branch == "all":
+        return lineage_across_figure(h, lineage_figure, focus=focus, x=x, page=page,
+                                     page_size=page_size, max_columns=max_columns)
+    if branch is not None:
+        h = h.branch(branch)
     layout = lineage_layout(h, focus=focus, page=page, page_size=page_size)
     return draw_lineage(layout, h.name, x=x, max_columns=max_columns)
 
@@ -108,34 +119,30 @@ def draw_lineage(layout: LineageLayout, name: str, *, x: XAxis = "version",
     fig.add_traces(traces)  # that is where a named template is expanded
     fig._validate = True
     n_rows = max(len(layout.rows), 1)
-    height = TOP_PX + BOTTOM_PX + ROW_PX * n_rows
-    title = f"{name}: field lineage by id"
+    title = f"{cut(name)}: field lineage by id"
     shown = f"{len(layout.rows)} field{'s' if len(layout.rows) != 1 else ''}"
     if layout.total_rows > len(layout.rows):
         shown = (f"fields {layout.first_row + 1}–{layout.first_row + len(layout.rows)} of "
                  f"{layout.total_rows}")
-    sub = f"{shown} × {len(cols)} schema version{'s' if len(cols) != 1 else ''}"
-    if layout.focus_text:
-        sub += f" · {layout.focus_text}"
+    sub = [f"{shown} × {len(cols)} schema version{'s' if len(cols) != 1 else ''}"]
+    more = [layout.focus_text] if layout.focus_text else []
     if len(cols) > max_columns:
-        sub += f" · showing the newest {max_columns}: drag to pan"
+        more.append(f"showing the newest {max_columns}: drag to pan")
     fig.update_layout(
-        title=dict(text=_esc(title), subtitle=dict(text=_esc(sub), font=dict(
-                       size=12, color="#57606a")), x=0.005, xanchor="left",
-                   y=1 - 12 / height, yanchor="top", yref="container"),
-        height=height, autosize=True, template="plotly_white",
-        margin=dict(l=10, r=20, t=TOP_PX, b=BOTTOM_PX),
-        legend=dict(orientation="h", x=0.0, xanchor="left", yref="container",
-                    y=1 - 68 / height, yanchor="top", font=dict(size=11),
-                    itemsizing="constant"),
-        hoverlabel=dict(align="left"), dragmode="pan" if len(cols) > max_columns else "zoom")
+        autosize=True, template="plotly_white", margin=dict(l=10, r=20, b=BOTTOM_PX),
+        legend=dict(itemsizing="constant"), hoverlabel=dict(align="left"),
+        dragmode="pan" if len(cols) > max_columns else "zoom")
+    frame(fig, _esc(title), [_esc(line) for line in (sub + [" · ".join(more)] if more
+                                                       else sub)],
+          plot_px=ROW_PX * n_rows, below=AXIS_TOP_PX)
     tickvals = [c.col for c in cols]
     if use_time:
         fig.update_xaxes(type="date", side="top", showgrid=True, gridcolor="#eef1f4",
                          title=None)
     else:
         left, right = window
-        fig.update_xaxes(tickvals=tickvals, ticktext=[str(c.schema_id) for c in cols],
+        fig.update_xaxes(tickvals=tickvals, ticktext=sparse_labels(
+                             [str(c.schema_id) for c in cols], right - left + 3.6),
                          side="top", showgrid=True, gridcolor="#eef1f4", zeroline=False,
                          range=[left - 0.6, right + 3.0], tickfont=dict(size=10),
                          title=dict(text="schema version", standoff=4, font=dict(size=11)))

@@ -1,29 +1,26 @@
 """The ALTER stepper: SQL statements run one at a time on the warehouse's Spark session, with
-what each did shown after it (the statement, the schema diff, the lineage, the evolved read,
-and why each value is what it is). Back and Reset restore the warehouse exactly."""
+what each did shown after it (the statement, the metadata files written, the schema diff, the
+lineage, the evolved read, and why each value is what it is), on one format or on Paimon and
+Iceberg side by side. Back and Reset restore the warehouse exactly."""
 
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Sequence
 
 import ipywidgets as W
 from schemalab.widgets.common import (
     NOTE,
-    FullWidthFigure,
     ReadableWidget,
-    error_html,
-    preview_html,
     progress_html,
 )
-from schemalab.widgets.figures import diff_html, lineage_figure
+from schemalab.widgets.stepper_lane import Lane, difference_html, wrote_schema
 
 from schemalab import sql
-from schemalab.checkpoint import Checkpoint
 from schemalab.errors import SqlError
-from schemalab.render.html import explanation_html
-from schemalab.table import Table
+from schemalab.format import TableLike
 from schemalab.warehouse import Warehouse
 
 
@@ -58,28 +55,32 @@ def _statement_texts(statements: str | Sequence[str]) -> list[str]:
 class AlterStepper(ReadableWidget, W.VBox):
     """Steps through SQL statements live on the warehouse's Spark session.
 
-    After each step it shows the statement, the schema diff it made, the updated lineage, a
-    preview of the evolved read, and the read explanation. ``back()`` restores the warehouse
-    exactly as it was before the last step, through :meth:`Warehouse.checkpoint` and
-    :meth:`Warehouse.restore` (no copy of the data; local and ``s3://`` warehouses alike)."""
+    After each step it shows the statement, the metadata files it wrote, the schema diff it
+    made, the updated lineage, a preview of the evolved read, and the read explanation.
+    ``back()`` restores the warehouse exactly as it was before the last step, through
+    :meth:`Warehouse.checkpoint` and :meth:`Warehouse.restore` (no copy of the data; local
+    and ``s3://`` warehouses alike).
 
-    def __init__(self, warehouse: Warehouse, statements: str | Sequence[str]) -> None:
+    ``formats=("paimon", "iceberg")`` runs every statement on both formats side by side, each
+    in its own warehouse under this one (``<warehouse>/paimon``, ``<warehouse>/iceberg``),
+    and says where the formats' rules differ (one refuses what the other runs, the reads
+    differ, one schema file vs the whole metadata again)."""
+
+    def __init__(self, warehouse: Warehouse, statements: str | Sequence[str],
+                 formats: Sequence[str] | None = None) -> None:
         self.warehouse = warehouse
         self.statements = _statement_texts(statements)
         self._statements: dict[int, sql.Statement | Exception] = {}
-        #: the warehouse before each statement that ran, and after the last one
-        self._checkpoints: list[Checkpoint] = []
-        self._save(0)
+        self.lanes = _lanes(warehouse, formats)
+        #: the first step that wrote a schema in every format (where the stepper says how
+        #: each format keeps its schemas)
+        self._layout_step: int | None = None
+        for lane in self.lanes:
+            lane.save(0)
         self.position = 0
-        self.focus: str | None = None
-        self.last_error: BaseException | None = None
         self.header = W.HTML()
         self.statement = W.HTML()
-        self.diff = W.HTML()
-        self.lineage = W.VBox(layout=W.Layout(width="100%"))
-        self.preview = W.HTML()
-        self.explanation = W.HTML()
-        self.status = W.HTML()
+        self.difference = W.HTML()
         self.play_button = W.Button(description="Play", icon="play", tooltip="run every step")
         self.step_button = W.Button(description="Step", icon="step-forward",
                                     button_style="primary", tooltip="run the next statement")
@@ -91,43 +92,74 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.step_button.on_click(lambda _: self.step())
         self.back_button.on_click(lambda _: self.back())
         self.reset_button.on_click(lambda _: self.reset())
+        boxes = [lane.box() for lane in self.lanes]
+        body: list[W.Widget] = boxes if len(boxes) == 1 else [
+            W.HBox(boxes, layout=W.Layout(width="100%", flex_flow="row wrap"))]
         super().__init__([
             self.header,
             W.HBox([self.back_button, self.step_button, self.play_button, self.reset_button]),
-            self.status, self.statement, self.diff, self.lineage, self.preview,
-            self.explanation], layout=W.Layout(width="100%"))
+            self.statement, self.difference, *body], layout=W.Layout(width="100%"))
         self.add_class("sl-stepper")
         self._render()
 
-    # ---- state ------------------------------------------------------------------------------
+    # ---- one format's view, as before lanes (a stepper of one format) ------------------------
 
-    def _save(self, position: int) -> None:
-        del self._checkpoints[position:]
-        self._checkpoints.append(self.warehouse.checkpoint())
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return tuple(lane.label or "" for lane in self.lanes)
 
-    def _restore(self, position: int) -> None:
-        # later checkpoints go first: what they alone list is then removed without a copy
-        del self._checkpoints[position + 1:]
-        self.warehouse.restore(self._checkpoints[position])
+    @property
+    def focus(self) -> str | None:
+        return self.lanes[0].focus
+
+    @property
+    def last_error(self) -> BaseException | None:
+        return self.lanes[0].last_error
+
+    @property
+    def status(self) -> W.HTML:
+        return self.lanes[0].status
+
+    @property
+    def diff(self) -> W.HTML:
+        return self.lanes[0].diff
+
+    @property
+    def lineage(self) -> W.VBox:
+        return self.lanes[0].lineage
+
+    @property
+    def preview(self) -> W.HTML:
+        return self.lanes[0].preview
+
+    @property
+    def explanation(self) -> W.HTML:
+        return self.lanes[0].explanation
 
     # ---- actions ------------------------------------------------------------------------------
 
     def step(self) -> bool:
-        """Run the next statement. Returns False when there is none left."""
+        """Run the next statement (on every format). Returns False when there is none left."""
         if self.position >= len(self.statements):
             return False
         text = self.statements[self.position]
         first = statement_text(text).split(None, 2)[:2]
-        self.status.value = progress_html(f"running {' '.join(first)} …")
-        self.last_error = None
-        try:
-            # parsed once per statement (a 1,000-row INSERT costs more to parse than to run)
-            self.warehouse.execute(self._parsed(self.position))
-        except Exception as err:  # shown in the widget: a refused ALTER is a lesson too
-            self.last_error = err
-        self.focus = self._table_of(self.position) or self.focus
+        self.lanes[0].status.value = progress_html(f"running {' '.join(first)} …")
+        focus = self._table_of(self.position)
+        for lane in self.lanes:
+            try:
+                # parsed once per statement (a 1,000-row INSERT costs more to parse than run)
+                stmt = self._parsed(self.position)
+            except Exception as err:  # shown in the widget: a refused ALTER is a lesson too
+                lane.last_error = err
+                continue
+            lane.run(stmt, focus)
         self.position += 1
-        self._save(self.position)
+        for lane in self.lanes:
+            lane.save(self.position)
+        if self._layout_step is None and len(self.lanes) > 1 and \
+                all(wrote_schema(lane) for lane in self.lanes):
+            self._layout_step = self.position
         self._render()
         return True
 
@@ -135,17 +167,19 @@ class AlterStepper(ReadableWidget, W.VBox):
         if self.position == 0:
             return False
         self.position -= 1
-        self._restore(self.position)
-        self.last_error = None
-        self.focus = self._focus_at(self.position)
+        for lane in self.lanes:
+            lane.restore(self.position)
+            lane.last_error = None
+            lane.focus = self._focus_at(self.position)
         self._render()
         return True
 
     def reset(self) -> None:
         self.position = 0
-        self._restore(0)
-        self.last_error = None
-        self.focus = None
+        for lane in self.lanes:
+            lane.restore(0)
+            lane.last_error = None
+            lane.focus = None
         self._render()
 
     def play(self) -> None:
@@ -186,63 +220,41 @@ class AlterStepper(ReadableWidget, W.VBox):
         return None
 
     @property
-    def table(self) -> Table | None:
-        if self.focus is None or not self.warehouse.has_table(self.focus):
-            return None
-        return self.warehouse.table(self.focus)
+    def table(self) -> TableLike | None:
+        """The table the last statements were about, in the first format."""
+        return self.lanes[0].table
 
     @property
     def schema_id(self) -> int | None:
         t = self.table
         return None if t is None else t.schema.id
 
-    def _where(self, t: Table | None) -> str:
-        if t is None:
-            return ""
-        snap = t.snapshot_manager.latest_id()
-        data = "no data yet" if snap is None else f"snapshot {snap}"
-        return (f" — table <code>{html.escape(t.name)}</code>, schema {t.schema.id}, "
-                f"{data}")
-
     def _render(self) -> None:
         n = len(self.statements)
-        t = self.table
+        where = self.lanes[0].where_html() if len(self.lanes) == 1 else ""
         self.header.value = (f"<b class='sl-position'>step {self.position} of {n}</b>"
-                             f"<span class='sl-where'>{self._where(t)}</span>")
+                             f"<span class='sl-where'>{where}</span>")
         self.step_button.disabled = self.play_button.disabled = self.position >= n
         self.back_button.disabled = self.position == 0
-        self.status.value = "" if self.last_error is None else error_html(self.last_error)
         if self.position == 0:
             upcoming = html.escape(statement_text(self.statements[0])) if n else \
                 "(no statements)"
             self.statement.value = (f"<p style='{NOTE}'>next (press <b>Step</b>):</p>"
                                     f"<pre class='sl-statement'>{upcoming}</pre>")
-            self.diff.value = self.preview.value = self.explanation.value = ""
-            self.lineage.children = []
-            return
-        ran = html.escape(statement_text(self.statements[self.position - 1]))
-        self.statement.value = f"<pre class='sl-statement'>{ran}</pre>"
-        if t is None:
-            self.diff.value = self.preview.value = self.explanation.value = ""
-            self.lineage.children = []
-            return
-        try:
-            h = t.history()
-            ids = [v.id for v in h.schemas]
-            self.diff.value = (diff_html(h.diff(ids[-2], ids[-1])) if len(ids) > 1
-                               else f"<p>schema {ids[-1]}: created</p>")
-            self.lineage.children = [FullWidthFigure(lineage_figure(h))]
-            self.preview.value = "<p><b>evolved read</b></p>" + preview_html(t.read())
-            self.explanation.value = ("<p><b>why each value is what it is</b></p>"
-                                      + explanation_html(t.explain_read()))
-        except Exception as err:
-            self.status.value = error_html(err)
+        else:
+            ran = html.escape(statement_text(self.statements[self.position - 1]))
+            self.statement.value = f"<pre class='sl-statement'>{ran}</pre>"
+        for lane in self.lanes:
+            lane.render(self.position > 0, preview_rows=len(self.lanes) > 1)
+        self.difference.value = "" if self.position == 0 else difference_html(
+            self.lanes, layout_note=self.position == self._layout_step)
 
     def static_text(self) -> str:
         n = len(self.statements)
         nxt = (statement_text(self.statements[self.position]).splitlines()[0]
                if self.position < n else "(done)")
-        return f"AlterStepper: step {self.position} of {n}; next: {nxt}"
+        on = "" if len(self.lanes) == 1 else f" on {' and '.join(self.formats)}"
+        return f"AlterStepper{on}: step {self.position} of {n}; next: {nxt}"
 
     def static_html(self) -> str:
         bold = " style='font-weight:600'"
@@ -250,7 +262,26 @@ class AlterStepper(ReadableWidget, W.VBox):
             f"<li{bold if i == self.position else ''}><code>"
             f"{html.escape(_one_line(statement_text(s)))}</code></li>"
             for i, s in enumerate(self.statements))
-        return (f"<p><b>AlterStepper</b>: step {self.position} of {len(self.statements)}. "
+        on = "" if len(self.lanes) == 1 else f" on {html.escape(' and '.join(self.formats))}"
+        return (f"<p><b>AlterStepper</b>{on}: step {self.position} of {len(self.statements)}. "
                 "Each <b>Step</b> runs the next statement and shows the schema diff, the "
                 "lineage, the evolved read and why each value is what it is.</p>"
                 f"<ol style='margin:2px 0'>{items}</ol>")
+
+
+FORMATS = ("paimon", "iceberg")
+
+
+def _lanes(warehouse: Warehouse, formats: Sequence[str] | None) -> list[Lane]:
+    """One lane on ``warehouse`` (no ``formats``), or one per format, each on a warehouse of
+    that format under ``warehouse``."""
+    if formats is None:
+        return [Lane(warehouse, None)]
+    chosen = [formats] if isinstance(formats, str) else list(formats)
+    bad = [f for f in chosen if f not in FORMATS]
+    if not chosen or bad or len(set(chosen)) != len(chosen):
+        raise SqlError(f"AlterStepper formats must be distinct names of {FORMATS}, not "
+                       f"{formats!r}", rule="stepper-formats")
+    spark = warehouse.spark if warehouse.spark_started else None
+    return [Lane(Warehouse(os.path.join(warehouse.path, f), spark=spark, format=f),
+                 "Paimon" if f == "paimon" else "Iceberg") for f in chosen]

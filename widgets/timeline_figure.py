@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from schemalab.widgets.frame import cut, frame, integer_axis
 
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
@@ -133,25 +134,20 @@ def schema_timeline_figure(h: TableHistory, *, x: XAxis = "order",
     _add_change_bars(fig, [(xx, it.version) for _, xx, it in sv], first)
     created = f"created with {len(versions[0].fields)} fields" if versions else "no schema"
     fig._validate = True
-    fig.update_layout(
-        barmode="stack", bargap=0.35, height=380, autosize=True, template="plotly_white",
-        title=dict(text=f"{_esc(h.name)}: schema versions and snapshots",
-                   subtitle=dict(text=_esc(
-                       f"{len(versions)} schema version{'s' if len(versions) != 1 else ''}, "
-                       f"{len(snaps)} snapshot{'s' if len(snaps) != 1 else ''}; schema "
-                       f"{first} {created}; bars count each later version's changes"),
-                       font=dict(size=12, color="#57606a")),
-                   x=0.005, xanchor="left", y=0.97, yanchor="top", yref="container"),
-        margin=dict(l=10, r=20, t=96, b=30),
-        legend=dict(orientation="h", x=0, xanchor="left", yref="container", y=0.80,
-                    yanchor="top", font=dict(size=11), traceorder="normal"),
-        hoverlabel=dict(align="left"))
+    fig.update_layout(barmode="stack", bargap=0.35, autosize=True, template="plotly_white",
+                      margin=dict(l=10, r=20, b=30), hoverlabel=dict(align="left"),
+                      legend=dict(traceorder="normal"))
+    sub = [_esc(f"{len(versions)} schema version{'s' if len(versions) != 1 else ''}, "
+                f"{len(snaps)} snapshot{'s' if len(snaps) != 1 else ''}; schema {first} "
+                f"{created}"), "bars count each later version's changes"]
+    frame(fig, f"{_esc(cut(h.name))}: schema versions and snapshots", sub, plot_px=254)
     fig.update_yaxes(row=1, col=1, tickvals=[0, 1], ticktext=["snapshots", "schemas"],
                      range=[-0.9, 1.9], showgrid=False, zeroline=False, fixedrange=True)
     fig.update_yaxes(row=2, col=1, title=dict(text="changes", font=dict(size=11)),
-                     rangemode="tozero", fixedrange=True, tickformat="d")
+                     rangemode="tozero", fixedrange=True,
+                     **integer_axis(_most_changes(sv)))
     if timed:
-        fig.update_xaxes(type="date", row=2, col=1)
+        fig.update_xaxes(type="date", row=2, col=1, ticklabeloverflow="hide past domain")
     else:
         fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False,
                          range=[-0.7, max(len(items), 1) - 0.3])
@@ -206,3 +202,8 @@ def _version_hover(v: SchemaVersion, show_times: bool) -> str:
     if len(v.events) > 12:
         detail += f"<br>… {len(v.events) - 12} more"
     return f"{head}<br>{detail or 'no field changes (options only)'}"
+
+
+def _most_changes(sv: Sequence[tuple[int, Any, _Item]]) -> int:
+    """The tallest stacked bar: the most changes of one version."""
+    return max((len(it.version.events) for _, _, it in sv if it.version), default=1)

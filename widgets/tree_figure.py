@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
+from schemalab.widgets.frame import frame
 
 from schemalab.history.snapshots import FileNode, SnapshotNode
 from schemalab.render.palette import (
@@ -32,6 +33,8 @@ from schemalab.render.palette import (
 #: where each level starts on the x axis and how wide it is (the files get the most room)
 LEVELS = ((0.0, 0.9), (0.9, 1.15), (2.05, 1.6), (3.65, 6.35))
 ROW_PX = 24
+#: the x axis's tick labels on top of the plot
+AXIS_TOP_PX = 22
 #: file rows drawn before the rest of a manifest is summed up in one "… N more" box
 MAX_FILES = 60
 
@@ -216,24 +219,19 @@ def snapshot_tree_figure(node: SnapshotNode, title: str = "", *, newest_schema: 
     fig.add_traces([t for t in traces if len(t.y)])  # that is where a named template is expanded
     fig._validate = True
     units = max((b.top + b.span for b in boxes), default=1)
-    sub = (f"{_esc(node.kind)}, schema {node.schema_id}, {rows_text(node.record_count)}"
-           + (f" — {_esc(node.record_count_text)}" if node.record_count_text else "")
-           + f", {len(node.live_files)} live file{'s' if len(node.live_files) != 1 else ''}"
-           + (f"<br>{_esc(reads)}" if reads else ""))
-    top = 96 + (18 if reads else 0)
-    height = int(top + 36 + ROW_PX * units)
-    fig.update_layout(
-        barmode="overlay", height=max(height, 220), autosize=True, template="plotly_white",
-        title=dict(text=_esc(title) if title else f"snapshot {_esc(node.label)}: manifest tree"
-                   + (f" <span style='font-size:11px;color:#57606a'>(id {_esc(node.id)})"
-                      "</span>" if node.label != str(node.id) else ""),
-                   subtitle=dict(text=sub, font=dict(size=12, color="#57606a")),
-                   x=0.005, xanchor="left", y=1 - 10 / max(height, 220), yanchor="top",
-                   yref="container"),
-        margin=dict(l=10, r=10, t=top, b=20),
-        legend=dict(orientation="h", x=0, xanchor="left", yref="container",
-                    y=1 - (top - 34) / max(height, 220), yanchor="top", font=dict(size=11)),
-        hoverlabel=dict(align="left"), uniformtext=dict(minsize=8, mode="hide"))
+    sub = [f"{_esc(node.kind)}, schema {node.schema_id}, {rows_text(node.record_count)}, "
+           f"{len(node.live_files)} live file{'s' if len(node.live_files) != 1 else ''}"]
+    if node.record_count_text:
+        sub.append(_esc(node.record_count_text))
+    if reads:
+        sub.append(_esc(reads))
+    fig.update_layout(barmode="overlay", autosize=True, template="plotly_white",
+                      margin=dict(l=10, r=10, b=20), hoverlabel=dict(align="left"),
+                      uniformtext=dict(minsize=8, mode="hide"))
+    frame(fig, _esc(title) if title else f"snapshot {_esc(node.label)}: manifest tree"
+          + (f" <span style='font-size:11px;color:#57606a'>(id {_esc(node.id)})</span>"
+             if node.label != str(node.id) else ""), sub,
+          plot_px=max(16 + ROW_PX * units, 80), below=AXIS_TOP_PX)
     fig.update_xaxes(range=[0, 10], showgrid=False, zeroline=False, fixedrange=True,
                      tickvals=[lo + w / 2 for lo, w in LEVELS],
                      ticktext=["snapshot", "manifest lists", "manifests", "file entries"],

@@ -23,6 +23,7 @@ from schemalab.widgets.common import (
     progress_html,
 )
 from schemalab.widgets.figures import (
+    branch_lanes_figure,
     diff_html,
     lineage_figure,
     schema_timeline_figure,
@@ -33,6 +34,7 @@ from schemalab.widgets.timeline_figure import format_time, snapshot_label
 from schemalab.widgets.tree_figure import reads_text, rows_text
 
 from schemalab.format import TableLike
+from schemalab.history.graph import table_history
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
 from schemalab.history.versions import gc_paused
@@ -63,13 +65,30 @@ def _summary(h: TableHistory) -> str:
             f"{len(h.snapshots)} snapshot{'s' if len(h.snapshots) != 1 else ''}")
 
 
+def _refs_text(h: TableHistory) -> str:
+    """``; refs: branch main, branch dev (forked at 3), tag v1`` (nothing for main alone)."""
+    if len(h.refs) <= 1:
+        return ""
+    parts = []
+    for r in h.refs:
+        fork = h.forks.get(r.name)
+        at = f" (forked at {fork.snapshot_id})" if fork and fork.snapshot_id is not None else ""
+        parts.append(f"{r.kind} {r.name}{at}")
+    return "; refs: " + ", ".join(parts)
+
+
+def ref_options(h: TableHistory, none: str) -> list[tuple[str, str | None]]:
+    """A ref dropdown's options: ``none`` (no ref), then every branch and tag."""
+    return [(none, None)] + [(f"{r.kind} {r.name}", r.name) for r in h.refs]
+
+
 class SchemaHistoryView(ReadableWidget, W.VBox):
     """A timeline of schema versions and snapshots; pick any two versions to see their
     diff."""
 
     def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        self.history: TableHistory = history if history is not None else table.history()
+        self.history: TableHistory = history if history is not None else table_history(table)
         ids = [v.id for v in self.history.schemas]
         options = [(f"schema {i}", i) for i in ids]
         self.old = W.Dropdown(options=options, value=ids[max(len(ids) - 2, 0)] if ids else None,
@@ -79,12 +98,19 @@ class SchemaHistoryView(ReadableWidget, W.VBox):
         self.axis = W.ToggleButtons(options=[("in order", "order"), ("by time", "time")],
                                     value="order", style={"button_width": "auto"})
         self.figure_box = W.Box(layout=W.Layout(width="100%"))
+        self.lanes_box = W.Box(layout=W.Layout(width="100%"))
         self.diff = W.HTML()
         self.error = W.HTML()
         self.old.observe(lambda _: self._show_diff(), names="value")
         self.new.observe(lambda _: self._show_diff(), names="value")
         self.axis.observe(lambda _: self._draw(), names="value")
-        super().__init__([self.axis, self.figure_box,
+        #: one lane per branch, when the table has more than main or snapshots off every
+        #: branch (None: the table's history is one line)
+        self.lanes: Any = None
+        if len(self.history.branches) > 1 or self.history.marks:
+            self.lanes = branch_lanes_figure(self.history, show_times=True)
+            self.lanes_box.children = [FullWidthFigure(self.lanes)]
+        super().__init__([self.lanes_box, self.axis, self.figure_box,
                           W.HBox([W.HTML("<b>diff</b>"), self.old, self.new]), self.diff,
                           self.error], layout=W.Layout(width="100%"))
         self._draw()
@@ -104,7 +130,7 @@ class SchemaHistoryView(ReadableWidget, W.VBox):
         guarded(self.error)(show)
 
     def static_text(self) -> str:
-        return f"SchemaHistoryView of {_summary(self.history)}"
+        return f"SchemaHistoryView of {_summary(self.history)}{_refs_text(self.history)}"
 
     def static_html(self) -> str:
         return (f"<p><b>{_e(self.history.name)}</b>: {len(self.history.schemas)} schema "
@@ -118,7 +144,7 @@ class LineageView(ReadableWidget, W.VBox):
     def __init__(self, table: TableLike, history: TableHistory | None = None, *,
                  page_rows: int = PAGE_ROWS) -> None:
         self.table = table
-        self.history: TableHistory = history if history is not None else table.history()
+        self.history: TableHistory = history if history is not None else table_history(table)
         self.page_rows = page_rows
         names = sorted({f.full_name for lin in self.history.lineage for _, f in lin.states})
         self.focus = W.Combobox(options=names, placeholder="every field", description="focus",
@@ -134,12 +160,17 @@ class LineageView(ReadableWidget, W.VBox):
                                        continuous_update=False, style=WIDE,
                                        layout=W.Layout(width="420px",
                                                        display="" if n > 12 else "none"))
+        branches = list(self.history.branches)
+        self.branch = W.Dropdown(
+            options=[("the table", None)] + [(f"branch {b}", b) for b in branches]
+            + [("every branch", "all")], value=None, description="branch", style=WIDE,
+            layout=W.Layout(display="" if len(branches) > 1 else "none"))
         self.figure_box = W.Box(layout=W.Layout(width="100%"))
         self.error = W.HTML()
-        for control in (self.focus, self.axis, self.page):
+        for control in (self.focus, self.axis, self.page, self.branch):
             control.observe(lambda _: self._draw(), names="value")
         self.window.observe(lambda _: self._zoom(), names="value")
-        super().__init__([W.HBox([self.focus, self.page, self.axis, self.window],
+        super().__init__([W.HBox([self.branch, self.focus, self.page, self.axis, self.window],
                                  layout=W.Layout(flex_flow="row wrap")),
                           self.figure_box, self.error], layout=W.Layout(width="100%"))
         self._draw()
@@ -151,7 +182,9 @@ class LineageView(ReadableWidget, W.VBox):
     def _draw(self) -> None:
         def draw() -> None:
             focus = self._focus()
-            total = lineage_layout(self.history, focus=focus).total_rows
+            branch = self.branch.value
+            shown = self.history if branch in (None, "all") else self.history.branch(branch)
+            total = lineage_layout(shown, focus=focus).total_rows
             pages = max(1, -(-total // self.page_rows))
             options = [(f"fields {p * self.page_rows + 1}–{min(total, (p + 1) * self.page_rows)}"
                         f" of {total}", p) for p in range(pages)] or [("fields", 0)]
@@ -164,7 +197,7 @@ class LineageView(ReadableWidget, W.VBox):
             self.page.layout.display = "" if pages > 1 else "none"
             self.figure = lineage_figure(self.history, focus=focus, x=self.axis.value,
                                          page=self.page.value or 0,
-                                         page_size=self.page_rows)
+                                         page_size=self.page_rows, branch=branch)
             self.figure_box.children = [FullWidthFigure(self.figure)]
             self._zoom()
         guarded(self.error)(draw)
@@ -172,7 +205,7 @@ class LineageView(ReadableWidget, W.VBox):
     def _zoom(self) -> None:
         """Show the versions the slider picks (the figure pans to the rest)."""
         box = self.figure_box.children
-        if not box or self.axis.value != "version":
+        if not box or self.axis.value != "version" or self.branch.value == "all":
             return
         lo, hi = self.window.value
         box[0].widget.layout.xaxis.range = [lo - 0.6, hi + 3.0]
@@ -196,7 +229,7 @@ class SnapshotTreeView(ReadableWidget, W.VBox):
 
     def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
         self.table = table
-        self.history: TableHistory = history if history is not None else table.history()
+        self.history: TableHistory = history if history is not None else table_history(table)
         snaps = list(self.history.snapshots)
         self.newest = max((v.id for v in self.history.schemas), default=0)
         self.snapshot = W.Dropdown(options=[(snapshot_option(s), s.id) for s in snaps],
@@ -204,6 +237,11 @@ class SnapshotTreeView(ReadableWidget, W.VBox):
                                    description="snapshot", style=WIDE,
                                    layout=W.Layout(width="auto"))
         self.snapshot_id = W.HTML()
+        self.ref = W.Dropdown(options=ref_options(self.history, "every snapshot"), value=None,
+                              description="ref", style=WIDE,
+                              layout=W.Layout(display="" if len(self.history.refs) > 1
+                                              else "none"))
+        self.ref.observe(lambda _: self._pick_ref(), names="value")
         self.files = W.Select(options=[], rows=6, description="live files", style=WIDE,
                               layout=W.Layout(width="95%"))
         self.figure_box = W.Box(layout=W.Layout(width="100%"))
@@ -211,18 +249,41 @@ class SnapshotTreeView(ReadableWidget, W.VBox):
         self.error = W.HTML()
         self.snapshot.observe(lambda _: self._show_tree(), names="value")
         self.files.observe(lambda _: self._show_file(), names="value")
-        children: list[W.Widget] = [W.HBox([self.snapshot, self.snapshot_id]), self.figure_box,
+        children: list[W.Widget] = [W.HBox([self.ref, self.snapshot, self.snapshot_id]),
+                                    self.figure_box,
                                     self.files, self.detail, self.error]
         if not snaps:
             children = [W.HTML("<p>This table has no snapshots yet: no data was written.</p>")]
         super().__init__(children, layout=W.Layout(width="100%"))
         self._show_tree()
 
+    def _shown(self) -> TableHistory:
+        """The history the snapshots come from: a branch's own (Paimon's branches number
+        their snapshots apart from main's), else the table's."""
+        name = self.ref.value
+        if name is not None and name in self.history.branches:
+            return self.history.branch(name)
+        return self.history
+
+    def _pick_ref(self) -> None:
+        """A branch lists its snapshots (its head picked), a tag its one snapshot."""
+        def pick() -> None:
+            ref = next((r for r in self.history.refs if r.name == self.ref.value), None)
+            snaps = list(self._shown().snapshots)
+            if ref is not None and ref.kind == "tag":
+                snaps = [s for s in snaps if s.id == ref.snapshot_id]
+            head = ref.snapshot_id if ref is not None else (snaps[-1].id if snaps else None)
+            with self.snapshot.hold_trait_notifications():
+                self.snapshot.options = [(snapshot_option(s), s.id) for s in snaps]
+                self.snapshot.value = head if head in {s.id for s in snaps} else None
+            self._show_tree()
+        guarded(self.error)(pick)
+
     def _show_tree(self) -> None:
         def show() -> None:
             if self.snapshot.value is None:
                 return
-            node = self.history.tree(self.snapshot.value)
+            node = self._shown().tree(self.snapshot.value)
             self.node = node
             label = snapshot_label(node)
             self.snapshot_id.value = (f"<span style='{NOTE}'>id {node.id}</span>"
@@ -283,9 +344,12 @@ class TimeTravelView(ReadableWidget, W.VBox):
     """Read any snapshot under its own schema or today's, with the explanation of the
     read."""
 
-    def __init__(self, table: TableLike, history: TableHistory | None = None) -> None:
+    def __init__(self, table: TableLike, history: TableHistory | None = None, *,
+                 reads: bool = True) -> None:
         self.table = table
-        self.history = history if history is not None else table.history()
+        self.history = history if history is not None else table_history(table)
+        #: False: the view explains each read from the metadata and reads no rows
+        self.reads = reads
         snaps = list(self.history.snapshots)
         self.snapshot = W.Dropdown(options=[(snapshot_option(s), s.id) for s in snaps],
                                    value=snaps[-1].id if snaps else None,
@@ -293,25 +357,39 @@ class TimeTravelView(ReadableWidget, W.VBox):
                                    layout=W.Layout(width="auto"))
         self.schema = W.ToggleButtons(options=[("its own schema", "snapshot"),
                                                ("today's schema", "current")],
-                                      value="snapshot", style={"button_width": "auto"})
-        self.button = W.Button(description="Read", icon="table", button_style="primary")
+                                      value="snapshot", style={"button_width": "auto"},
+                                      tooltip="a ref's own schema is the one its engine binds")
+        self.ref = W.Dropdown(options=ref_options(self.history, "a snapshot"), value=None,
+                              description="read", style=WIDE,
+                              layout=W.Layout(display="" if len(self.history.refs) > 1
+                                              else "none"))
+        self.ref.observe(lambda _: setattr(self.snapshot, "disabled",
+                                           self.ref.value is not None), names="value")
+        self.button = W.Button(description="Read" if reads else "Explain",
+                               icon="table" if reads else "info", button_style="primary")
         self.result = W.HTML()
         self.error = W.HTML()
         self.button.on_click(lambda _: self.show())
-        super().__init__([W.HBox([self.snapshot, self.schema, self.button],
+        super().__init__([W.HBox([self.ref, self.snapshot, self.schema, self.button],
                                  layout=W.Layout(flex_flow="row wrap")),
                           self.result, self.error], layout=W.Layout(width="100%"))
 
     def show(self) -> None:
         def run() -> None:
-            if self.snapshot.value is None:
+            ref = self.ref.value
+            if self.snapshot.value is None and ref is None:
                 self.result.value = "<p>This table has no snapshots yet: nothing to read.</p>"
                 return
-            self.result.value = progress_html("reading on Spark")
-            df = self.table.read(snapshot_id=self.snapshot.value, schema=self.schema.value)
-            text = preview_html(df)
-            text += explanation_html(
-                self.table.explain_read(self.snapshot.value, self.schema.value))
+            text = ""
+            # a ref reads in the schema its engine binds, unless another one is picked
+            schema = (None if self.schema.value == "snapshot" else self.schema.value) \
+                if ref is not None else self.schema.value
+            snapshot = None if ref is not None else self.snapshot.value
+            if self.reads:
+                self.result.value = progress_html("reading on Spark")
+                df = self.table.read(snapshot_id=snapshot, schema=schema, ref=ref)
+                text = preview_html(df)
+            text += explanation_html(self.table.explain_read(snapshot, schema, ref=ref))
             self.result.value = text
         guarded(self.error)(run)
         if self.error.value:
@@ -332,12 +410,14 @@ class Explorer(ReadableWidget, W.Tab):
         ("Schema history", SchemaHistoryView), ("Lineage", LineageView),
         ("Snapshots", SnapshotTreeView), ("Time travel", TimeTravelView)]
 
-    def __init__(self, table: TableLike) -> None:
+    def __init__(self, table: TableLike, *, reads: bool = True) -> None:
+        """``reads=False``: a metadata-only Explorer (``schemalab serve`` without
+        ``--allow-reads``): Time travel explains each read and reads no rows."""
         self.table = table
         self.history: TableHistory | None = None
         children: list[W.Widget] = []
         try:
-            self.history = table.history()  # one history for every page
+            self.history = table_history(table)  # one history for every page
         except Exception as err:
             children = [W.HTML(error_html(err)) for _ in self.PAGES]
         else:
@@ -347,7 +427,8 @@ class Explorer(ReadableWidget, W.Tab):
             with gc_paused():
                 for _, cls in self.PAGES:
                     try:
-                        children.append(cls(table, self.history))
+                        children.append(TimeTravelView(table, self.history, reads=reads)
+                                        if cls is TimeTravelView else cls(table, self.history))
                     except Exception as err:
                         children.append(W.HTML(error_html(err)))
         super().__init__(children=children, layout=W.Layout(width="100%"))

@@ -2,13 +2,17 @@
 
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
     schemalab inspect TABLE_PATH [--json] [--field NAME|ID] [--snapshot N] [--since TIME]
-                                                             history: schemas, lineage, snapshots
+                     [--ref NAME]                            history: schemas, lineage, snapshots,
+                                                             refs (a branch's own, or a tag's)
+    schemalab inspect --catalog NAME db.t                    a table found through a catalog
     schemalab explain TABLE_PATH [--column C] [--where EXPR] [--snapshot N]
                                                              why a column reads as it does
     schemalab clean-orphans TABLE_PATH [--delete] [--older-than SECONDS]
                                                              files no snapshot references
     schemalab compact TABLE_PATH [--partitions 'p=1;p=2'] [--order-by a,b]
                                                              rewrite files into the current schema
+    schemalab serve TABLE_OR_WAREHOUSE [--port N] [--host H] [--allow-reads]
+                                                             the Explorer as a read-only web page
 
 Errors print as one clear message, then ``rule: <id>`` (an id of ``schemalab.rules``), exit
 status 1, never as a traceback.
@@ -42,7 +46,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p_inspect = sub.add_parser("inspect", help="print a table's history: schema versions, "
                                                "field lineage, snapshot tree")
-    p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory")
+    p_inspect.add_argument("table_path", help="a Paimon or Iceberg table directory (with "
+                                              "--catalog: the table's name, db.t)")
+    _catalog_option(p_inspect)
     p_inspect.add_argument("--json", action="store_true", help="machine-readable output")
     p_inspect.add_argument("--field", metavar="NAME|ID",
                            help="only this field: its lineage and the versions that changed it "
@@ -52,11 +58,15 @@ def _parser() -> argparse.ArgumentParser:
     p_inspect.add_argument("--since", metavar="TIME",
                            help="only versions and snapshots written since TIME (2024-05-01, "
                                 "'2024-05-01 12:30' in UTC, or epoch milliseconds)")
+    p_inspect.add_argument("--ref", metavar="NAME",
+                           help="only this branch (its own history) or tag (its snapshot)")
 
     p_explain = sub.add_parser(
         "explain", help="why a column reads as it does: NULL, cast, or from a renamed column "
                         "(runs the read on Spark)")
-    p_explain.add_argument("table_path", help="a Paimon or Iceberg table directory")
+    p_explain.add_argument("table_path", help="a Paimon or Iceberg table directory (with "
+                                              "--catalog: the table's name, db.t)")
+    _catalog_option(p_explain)
     p_explain.add_argument("--column", metavar="C",
                            help="the column (a.b for a nested field); without it, how every "
                                 "column of every group of files is read")
@@ -84,14 +94,21 @@ def _parser() -> argparse.ArgumentParser:
     p_compact.add_argument("--order-by", metavar="COLUMNS",
                            help="sort an unaware-bucket append table by these columns "
                                 "(order_strategy 'order')")
+    _serve_parser(sub)
     return parser
+
+
+def _catalog_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", metavar="NAME",
+                   help="find the table through this catalog (configured in "
+                        "~/.schemalab.yaml or pyiceberg's .pyiceberg.yaml)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     commands = {"sql": _sql, "inspect": _inspect, "explain": _explain,
-                "clean-orphans": _clean_orphans, "compact": _compact}
+                "clean-orphans": _clean_orphans, "compact": _compact, "serve": _serve}
     try:
         if args.command in commands:
             return commands[args.command](args)
@@ -113,6 +130,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _serve_parser(sub: Any) -> None:
+    p = sub.add_parser("serve", help="serve a table's (or a warehouse's) Explorer as a "
+                                     "read-only web page through Voila")
+    p.add_argument("target", metavar="TABLE_OR_WAREHOUSE",
+                   help="a Paimon or Iceberg table directory, or a warehouse directory")
+    p.add_argument("--port", type=int, default=8866, help="port (default 8866)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--allow-reads", action="store_true",
+                   help="let viewers read rows (Time travel on Spark); default: metadata only")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from schemalab.serve import serve
+
+    return serve(args.target, port=args.port, host=args.host, allow_reads=args.allow_reads)
 
 
 def _sql(args: argparse.Namespace) -> int:
@@ -141,17 +176,36 @@ def _sql(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     import json
 
+    from schemalab.history.graph import table_history
     from schemalab.open import open_table
     from schemalab.render.history_text import HistoryFilter, history_text, parse_since
 
-    flt = HistoryFilter(field=args.field, snapshot=args.snapshot,
+    table = open_table(args.table_path, catalog=args.catalog)
+    snapshot = args.snapshot
+    if args.ref is not None:
+        table, snapshot = _at_ref(table, args.ref, snapshot)
+    flt = HistoryFilter(field=args.field, snapshot=snapshot,
                         since=None if args.since is None else parse_since(args.since))
-    history = open_table(args.table_path).history()
+    history = table_history(table)
     if args.json:
         print(json.dumps(filtered_json(history, flt), indent=2, ensure_ascii=False))
     else:
         print(history_text(history, flt))
     return 0
+
+
+def _at_ref(table: Any, ref: str, snapshot: int | None) -> tuple[Any, int | None]:
+    """``inspect --ref``: a branch's own table, or a tag's snapshot (with ``--snapshot``
+    refused: one or the other)."""
+    target = table.ref_target(ref)
+    kind = next(r.kind for r in table.refs if r.name == ref)
+    if kind == "branch":
+        return table.branch(ref), snapshot
+    if snapshot is not None:
+        raise SchemaLabError(f"Table {table.name}: give --snapshot or a tag's --ref, not both",
+                             table=table.name, rule="one-read-target")
+    snap = target.snapshot
+    return target.table, None if snap is None else target.table.snapshot_id_of(snap)
 
 
 def filtered_json(h: Any, flt: Any) -> dict[str, Any]:
@@ -181,7 +235,7 @@ def _json_snapshots(h: Any, flt: Any) -> list[int]:
 def _explain(args: argparse.Namespace) -> int:
     from schemalab.open import open_table
 
-    t = open_table(args.table_path)
+    t = open_table(args.table_path, catalog=args.catalog)
     if args.column is None:
         if args.where:
             raise SchemaLabError("--where needs --column: the condition picks the rows whose "

@@ -164,7 +164,7 @@ def _make_store(s: str, options: Mapping[str, str]) -> Store:
             if m is not None:
                 kwargs["scheme"] = m.group(1).lower()
         for key, arg in (("s3.access-key", "access_key"), ("s3.secret-key", "secret_key"),
-                         ("s3.region", "region")):
+                         ("s3.session-token", "session_token"), ("s3.region", "region")):
             if options.get(key):
                 kwargs[arg] = options[key]
         if str(options.get("s3.path.style.access", "")).lower() == "true":

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import TableNotFoundError
 from schemalab.iceberg import IcebergTable, is_iceberg_table
+from schemalab.paimon.refs import branch_of
 from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -17,13 +18,28 @@ _DATA_FILE_ENDINGS = (".parquet", ".orc", ".avro")
 
 
 def open_table(path: str | os.PathLike[str], spark: SparkSession | None = None,
-               options: dict[str, str] | None = None) -> Table | IcebergTable:
+               options: dict[str, str] | None = None, *,
+               catalog: str | dict[str, Any] | None = None) -> Table | IcebergTable:
     """A Paimon table (schemalab, Java Paimon, pypaimon: a ``schema/`` directory) or an
     Iceberg table (a ``metadata/`` directory with ``*.metadata.json``, or such a file), on
     local disk or any store pyarrow reaches (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``;
-    ``options`` as for :class:`schemalab.Warehouse`)."""
+    ``options`` as for :class:`schemalab.Warehouse`). With ``catalog`` (a name or properties,
+    see :mod:`schemalab.catalogs`), ``path`` is the table's name in that catalog (``db.t``)."""
+    if catalog is not None:
+        from schemalab.catalogs import catalog_config, connect, is_paimon_filesystem
+        from schemalab.warehouse import Warehouse
+
+        name, props = catalog_config(catalog)
+        if is_paimon_filesystem(props):  # a warehouse directory
+            return Warehouse(catalog={**props, "name": name}, spark=spark).table(os.fspath(path))
+        return connect({**props, "name": name}).open(os.fspath(path), spark=spark)
     p = fileio.normalize(path)
     fileio.configure(p, options)
+    fork = branch_of(p)
+    if fork is not None:
+        # <table>/branch/branch-<name>: its manifests and data files are the table's, so it
+        # opens as that branch of the table (named ``db.t$branch_<name>``)
+        return Table(fork[0], spark=spark).branch(fork[1])
     if fileio.list_names(os.path.join(p, "schema")):
         return Table(p, spark=spark)
     if is_iceberg_table(p) or (p.endswith((".json", ".json.gz")) and fileio.is_file(p)):

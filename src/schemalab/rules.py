@@ -55,10 +55,25 @@ _ALL = (
     Rule("valid-ref-name", "A branch or tag name that is empty, too long, or has a character "
          "that could name another path ('/', '..', '$', control characters).",
          "Paimon BranchManager / TagManager"),
+    Rule("tag-must-be-new", "CALL sys.create_tag of a tag name the table has.",
+         "Paimon TagManager.createTag"),
+    Rule("branch-must-be-new", "CALL sys.create_branch of a branch name the table has.",
+         "Paimon FileSystemBranchManager.validateBranch"),
+    Rule("main-branch-is-fixed", "Creating, deleting or fast-forwarding the branch 'main'.",
+         "Paimon BranchManager.validateBranch / fastForwardValidate"),
+    Rule("fast-forward-needs-descendant", "CALL sys.fast_forward of a branch without snapshots "
+         "or whose history does not hold main's head (it would drop main's snapshots).",
+         "Paimon FileSystemBranchManager.fastForward; schemalab (the descendant check)"),
+    Rule("file-schema-rewritten", "A data file whose columns are not those of the schema "
+         "file its schema id names (a fast-forward rewrote the history).", _OWN),
+    Rule("procedure-arguments", "A CALL of a tag, branch, rollback or expire procedure with "
+         "an argument missing, unknown or malformed.", "Paimon's Spark procedures"),
     Rule("ref-must-exist", "A branch or tag name the table does not have (the message lists "
          "those it has).", "Paimon BranchManager / TagManager; Iceberg SnapshotRef"),
     Rule("one-read-target", "A read given both a snapshot id and a branch or tag.",
          "Spark time travel (one of VERSION AS OF / TIMESTAMP AS OF)"),
+    Rule("stepper-formats", "An ALTER stepper asked for formats other than distinct names of "
+         "'paimon' and 'iceberg'.", _OWN),
     Rule("rename-needs-local-disk", "RENAME of a table on an object store (no atomic rename).",
          _OWN),
     Rule("schema-must-exist", "A schema id the table does not have.",
@@ -84,6 +99,13 @@ _ALL = (
     Rule("unsupported-feature", "A table feature (deletion vectors of a newer layout, row "
          "tracking, blob fields, ...) schemalab cannot read or maintain: refused, never "
          "ignored.", _OWN),
+    Rule("row-id-ranges", "A data-evolution table whose files of one row-id range do not all "
+         "cover the same row ids (they cannot be merged column by column).",
+         "Paimon DataEvolutionSplitRead (mergeRangesAndSort)"),
+    Rule("row-id-read", "Row ids (_ROW_ID, a data-evolution merge) read from a file Spark "
+         "cannot give row positions for (Avro, ORC with deletes).", _OWN),
+    Rule("row-tracking-columns", "_ROW_ID or _SEQUENCE_NUMBER read from a table without row "
+         "tracking (row-tracking.enabled).", "Paimon SpecialFields / row tracking"),
     Rule("corrupt-file", "A metadata or data file that cannot be parsed, or whose format "
          "version is not one schemalab understands.", "Paimon / Iceberg file formats"),
     # --- schema changes (CREATE / ALTER) -----------------------------------------------------
@@ -195,6 +217,21 @@ _ALL = (
     Rule("iceberg-equality-deletes", "An Iceberg equality delete on a nested field.", _OWN),
     Rule("iceberg-deletion-vectors", "More than one Iceberg deletion vector for one data "
          "file.", f"{_ICEBERG} v3"),
+    # --- writing Iceberg tables --------------------------------------------------------------
+    Rule("iceberg-format-version", "A 'format-version' other than 1, 2 or 3, or a downgrade.",
+         "Iceberg TableMetadata"),
+    Rule("iceberg-type-unsupported", "A column type schemalab does not write to Iceberg "
+         "tables (TIME, VARIANT, nanosecond timestamps before v3 ...).", _OWN),
+    Rule("iceberg-partition-transform", "A partition transform Iceberg does not allow on the "
+         "source column's type (or schemalab does not compute on Spark), or a redundant "
+         "one.", "Iceberg Transforms / PartitionSpec"),
+    Rule("iceberg-schema-update", "A schema change Iceberg refuses: a missing column, a name "
+         "taken, a required column without default, a type change that is no promotion, "
+         "optional → required, dropping an identifier or partition source field.",
+         "Iceberg SchemaUpdate / TypeUtil.isPromotionAllowed"),
+    Rule("iceberg-column-default", "A column DEFAULT on an Iceberg table before format v3, "
+         "or in CREATE TABLE.", f"{_ICEBERG} v3 (initial-default, write-default)"),
+    Rule("duplicate-column", "CREATE TABLE naming a column twice.", "Spark / Iceberg Schema"),
     # --- maintenance (compaction, orphan files) ---------------------------------------------
     Rule("compact-arguments", "A CALL sys.compact argument that is unknown, missing or not "
          "supported.", "Paimon CompactProcedure"),
@@ -202,12 +239,21 @@ _ALL = (
          "is not a partition key.", "Paimon CompactProcedure"),
     Rule("compact-order", "An order_strategy / order_by that Paimon refuses or schemalab does "
          "not implement.", "Paimon CompactProcedure (sort compaction)"),
+    Rule("serve-target", "schemalab serve given a path that is neither a table directory nor a "
+         "warehouse of tables (or without Voilà installed).", _OWN),
     Rule("compact-deletion-vectors", "Compacting some partitions of a table whose other files "
          "carry deletion vectors.", _OWN),
     Rule("compact-bucket-key", "Compacting a table whose bucket key changed type.", _OWN),
     Rule("compaction-conflict", "A compaction whose input files another commit replaced; "
          "nothing of it is visible.", "Paimon FileStoreCommit conflict check"),
     Rule("orphans-branches", "clean_orphans on a table with branches.", _OWN),
+    # --- catalogs ----------------------------------------------------------------------------
+    Rule("catalog-config", "A catalog named nowhere (~/.schemalab.yaml, .pyiceberg.yaml, "
+         "PYICEBERG_CATALOG__* environment) or configured without what it needs.", _OWN),
+    Rule("catalog-unavailable", "A catalog that cannot be reached or refused a request "
+         "(listing, loading a table).", "Iceberg REST catalog spec / pyiceberg"),
+    Rule("catalog-read-only", "Writing (SQL, checkpoints, commits) through a warehouse opened "
+         "on an Iceberg catalog: schemalab reads catalog tables, commits come later.", _OWN),
     # --- command line ------------------------------------------------------------------------
     Rule("explain-arguments", "schemalab explain --where without --column.", _OWN),
     Rule("older-than", "schemalab clean-orphans --older-than below 0.", _OWN),

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: SQL settings schemalab's reads and writes rely on; applied to a user's session too.
 SESSION_SQL_CONF = {
     # Java Paimon stores TIMESTAMP(7..9) as INT96; schemalab's other timestamps are written
-    # as integers whatever this says (paimon/write/parquet_types.py). INT96 is Spark's default,
+    # as integers whatever this says (engine/parquet_types.py). INT96 is Spark's default,
     # and CORRECTED writes dates before 1900 as they are (Java's proleptic calendar).
     "spark.sql.parquet.outputTimestampType": "INT96",
     "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",

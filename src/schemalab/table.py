@@ -14,12 +14,14 @@ with every format (the read pipeline, :class:`~schemalab.format.TableLike`) is i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from schemalab import fileio
+from schemalab.engine.execute import execute
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.errors import (
     SchemaChangeError,
@@ -28,20 +30,36 @@ from schemalab.errors import (
     TableNotFoundError,
     with_message,
 )
-from schemalab.format import FormatTable, SchemaChoice, SparkSource, name_from_path
+from schemalab.format import (
+    FormatTable,
+    RefTarget,
+    SchemaChoice,
+    SparkSource,
+    name_from_path,
+    unknown_ref,
+)
+from schemalab.history.graph import TAG_ONLY, with_refs
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
+from schemalab.paimon import refs as paimon_refs
+from schemalab.paimon.data_evolution import (
+    DATA_SYSTEM_TABLES,
+    data_system_table,
+    with_system_columns,
+)
 from schemalab.paimon.history import paimon_history
 from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import ManifestEntry
 from schemalab.paimon.plan import ManifestStats, data_files, plan_paimon_read
 from schemalab.paimon.primary_key import check_readable
+from schemalab.paimon.rewritten import check_files
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.paimon.system_tables import system_table
 from schemalab.paimon.write import store
 from schemalab.paimon.write.compact import CompactionResult, compact
 from schemalab.paimon.write.files import WriteTarget
+from schemalab.refs import MAIN, Ref
 from schemalab.schema.changes import SchemaChange
 from schemalab.schema.table_schema import TableSchema
 from schemalab.spark import default_session
@@ -84,13 +102,21 @@ class Table(FormatTable[Snapshot, TableSchema]):
     the next call on."""
 
     def __init__(self, path: str, name: str | None = None, *,
-                 warehouse: SparkSource | None = None, spark: SparkSession | None = None) -> None:
+                 warehouse: SparkSource | None = None, spark: SparkSession | None = None,
+                 branch: str = MAIN) -> None:
         self.path = fileio.normalize(path)
         self.name = name or name_from_path(self.path)
         self.warehouse = warehouse
         self._spark = spark
-        self.schema_manager = SchemaManager(self.path, self.name, keep_listing=True)
-        self.snapshot_manager = SnapshotManager(self.path, self.name)
+        #: the branch this object reads and writes; its schema/, snapshot/ and tag/ live at
+        #: ``meta_path`` (the table's own for main), its manifests and data files under
+        #: ``path`` (shared by every branch, as in Java Paimon)
+        self.branch_name = branch
+        self.meta_path = paimon_refs.branch_path(self.path, branch)
+        if branch != MAIN:
+            self.name = f"{self.name}{paimon_refs.BRANCH_SUFFIX}{branch}"
+        self.schema_manager = SchemaManager(self.meta_path, self.name, keep_listing=True)
+        self.snapshot_manager = SnapshotManager(self.meta_path, self.name)
         self._manifests = ManifestReader(self.path)
         self._calls = threading.local()
 
@@ -98,6 +124,30 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def __repr__(self) -> str:
         return f"Table({self.name!r}, schema={self.schema.id}, " \
                f"snapshot={self.snapshot_manager.latest_id()})"
+
+    # ---- branches and tags (schemalab.paimon.refs) ----------------------------------------------
+
+    @property
+    @_public
+    def refs(self) -> list[Ref]:
+        """This branch, then (on main) every other branch, then the tags."""
+        return paimon_refs.table_refs(self)
+
+    @_public
+    def ref_target(self, ref: str) -> RefTarget[Snapshot]:
+        branch, snap, choice, why = paimon_refs.resolve_ref(self, ref)
+        return RefTarget(self if branch is None else self.branch(branch), snap, choice, why)
+
+    def branch(self, name: str) -> Table:
+        """Branch ``name`` as a table of its own: its schemas, snapshots and tags, the
+        table's manifests and data files. ``main`` (or this object's branch) is this table."""
+        if name == self.branch_name:
+            return self
+        if name == MAIN or paimon_refs.branch_exists(self.path, name):
+            base = self.name.split(paimon_refs.BRANCH_SUFFIX)[0]
+            return Table(self.path, base, warehouse=self.warehouse, spark=self._spark,
+                         branch=name)
+        raise unknown_ref(self.name, name, self.refs)
 
     @property
     def spark(self) -> SparkSession:
@@ -139,10 +189,16 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     @_public
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        if snapshot_id not in self.snapshot_manager.list_ids():
+        """Snapshot ``snapshot_id``, from snapshot/ or, once expired, from a tag keeping it."""
+        ids = self.snapshot_manager.list_ids()
+        if snapshot_id not in ids:
+            kept = paimon_refs.tagged_snapshot(self, snapshot_id)
+            if kept is not None:
+                return kept
+            tagged = sorted({t.snapshot.id for t in paimon_refs.tags_of(self)} - set(ids))
+            also = f"; kept by tags: {tagged}" if tagged else ""
             raise SchemaLabError(f"Table {self.name} has no snapshot {snapshot_id} (snapshots: "
-                                 f"{self.snapshot_manager.list_ids()})", table=self.name,
-                                 rule="snapshot-must-exist")
+                                 f"{ids}{also})", table=self.name, rule="snapshot-must-exist")
         return self.snapshot_manager.get(snapshot_id)
 
     @property
@@ -173,7 +229,13 @@ class Table(FormatTable[Snapshot, TableSchema]):
     # ---- writes -------------------------------------------------------------------------------
 
     def _write_target(self) -> WriteTarget:
-        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark)
+        schema = self.schema
+        if self.branch_name != MAIN and schema.primary_keys:
+            raise SchemaLabError(f"Table {self.name}: schemalab writes to a branch of an "
+                                 "append table only; write primary-key branches with Paimon",
+                                 table=self.name, rule="unsupported-statement")
+        return WriteTarget(self.path, self.name, schema, lambda: self.spark,
+                           reader=self._manifests, meta_path=self.meta_path)
 
     @_public
     def insert(self, data: Any, *, columns: list[str] | tuple[str, ...] | None = None,
@@ -240,7 +302,9 @@ class Table(FormatTable[Snapshot, TableSchema]):
         return snap.id
 
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
-        return plan_paimon_read(self.name, target, snap, self.data_files(snap), self.schema_at)
+        files = self.data_files(snap)
+        check_files(self.name, self.path, files, self.schema_at)  # a rewritten history
+        return plan_paimon_read(self.name, target, snap, files, self.schema_at)
 
     def file_stats(self, plan: ReadPlan) -> ManifestStats:
         snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)
@@ -249,9 +313,17 @@ class Table(FormatTable[Snapshot, TableSchema]):
     @_public
     def history(self) -> TableHistory:
         """Schema versions with their changes, every field's lineage, and the snapshots
-        (whose manifest trees load on demand: ``history().tree(snapshot_id)``)."""
-        return paimon_history(self.path, self.name, self.schema_manager,
-                              self.snapshot_manager, self._manifests)
+        (whose manifest trees load on demand: ``history().tree(snapshot_id)``); on main also
+        the refs, one history per branch, fork points and tags
+        (:func:`~schemalab.history.graph.with_refs`). A branch's own history
+        (``t.branch("dev").history()``) holds that branch's schemas and snapshots."""
+        kept = {tag.snapshot.id: tag.snapshot for tag in paimon_refs.tags_of(self)}
+        h = paimon_history(self.path, self.name, self.schema_manager, self.snapshot_manager,
+                           self._manifests, kept)
+        h = with_refs(h, self, branches=self.branch_name == MAIN)
+        # a snapshot only a tag keeps is on no branch any more (expired from snapshot/)
+        only = set(kept) - set(self.snapshot_manager.list_ids())
+        return dataclasses.replace(h, marks={**h.marks, **dict.fromkeys(sorted(only), TAG_ONLY)})
 
     @_public
     def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,
@@ -261,6 +333,9 @@ class Table(FormatTable[Snapshot, TableSchema]):
         top level, an append table's small files into fewer — committed as a COMPACT
         snapshot. ``partitions`` ('p=1;p=2') limits it; ``order_strategy='order'`` with
         ``order_by`` sorts an unaware-bucket append table."""
+        if self.branch_name != MAIN:
+            raise SchemaLabError(f"Table {self.name}: schemalab compacts the main branch only",
+                                 table=self.name, rule="unsupported-statement")
         columns = [c.strip() for c in order_by.split(",")] if isinstance(order_by, str) \
             else list(order_by)
 
@@ -275,8 +350,12 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def system_table(self, name: str) -> DataFrame:
         """Paimon's system table ``name`` (``"snapshots"`` or ``"$snapshots"``; also
         ``schemas``, ``options``, ``tags``, ``branches``, ``manifests``, ``files``,
-        ``partitions``, ``buckets``) as Java Paimon 2.0 returns it, as a Spark DataFrame.
+        ``partitions``, ``buckets``, ``audit_log``, ``row_tracking``) as Java Paimon 2.0
+        returns it, as a Spark DataFrame.
         ``wh.sql("SELECT * FROM `t$snapshots`")`` reads the same."""
+        key = name.lstrip("$").lower()
+        if key in DATA_SYSTEM_TABLES:
+            return data_system_table(self, key)
         return system_table(self, name).to_spark(self.spark)
 
     # ---- the shared read pipeline, as public calls (one schema listing each) ------------------
@@ -288,8 +367,14 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     @_public
     def read(self, snapshot_id: int | None = None, schema: SchemaChoice = None, *,
-             ref: str | None = None) -> DataFrame:
-        return super().read(snapshot_id, schema, ref=ref)
+             ref: str | None = None, system_columns: Sequence[str] = ()) -> DataFrame:
+        """``system_columns`` (``"_ROW_ID"``, ``"_SEQUENCE_NUMBER"``) adds a row-tracking
+        table's row ids and sequence numbers after its columns, as Paimon reads them."""
+        if not system_columns:
+            return super().read(snapshot_id, schema, ref=ref)
+        plan = with_system_columns(self.read_plan(snapshot_id, schema, ref=ref),
+                                   list(system_columns))
+        return execute(plan, self.spark)
 
     @_public
     def explain_read(self, snapshot_id: int | None = None, schema: SchemaChoice = None,

@@ -26,8 +26,10 @@ from schemalab.errors import (
     TableNotFoundError,
     with_message,
 )
-from schemalab.history.names import close_names, name_history
-from schemalab.paimon import paths
+from schemalab.history.names import close_names, unresolved_column
+from schemalab.iceberg.write import WritableIcebergTable, hadoop
+from schemalab.paimon import calls, paths
+from schemalab.paimon.refs import BRANCH_SUFFIX
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
 from schemalab.schema.changes import ColumnSpec
@@ -39,6 +41,7 @@ from schemalab.sql import (
     DeleteFrom,
     DescribeTable,
     DropTable,
+    IcebergAlter,
     Insert,
     Query,
     RenameTable,
@@ -48,10 +51,21 @@ from schemalab.sql import (
     parse_statements,
     rewrite_tables,
 )
+from schemalab.sql.queries import Versioned, versioned_tables, view_name
+from schemalab.sql.split import partly_applied
+from schemalab.sql.system_columns import hide_from_stars, names_system_columns
 from schemalab.table import Table
+from schemalab.warehouse_iceberg import (
+    create_iceberg,
+    describe_rows,
+    iceberg_alter,
+    insert_message,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
+
+    from schemalab.catalogs import CatalogIcebergTable
 
 
 @dataclass
@@ -72,10 +86,37 @@ class Warehouse:
     may be a user's own session (local, a cluster, or Spark Connect); otherwise
     :func:`schemalab.local_spark` is started the first time data is touched. ``options`` are
     Paimon's catalog options for the store (``s3.endpoint``, ``s3.access-key``, ...); by
-    default the standard environment configures it."""
+    default the standard environment configures it. ``catalog`` (a name or properties, see
+    :mod:`schemalab.catalogs`) opens a catalog's tables instead of a path."""
 
-    def __init__(self, path: str | os.PathLike[str], spark: SparkSession | None = None,
-                 options: dict[str, str] | None = None) -> None:
+    def __new__(cls, path: str | os.PathLike[str] | None = None,
+                spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                catalog: str | dict[str, Any] | None = None,
+                format: str = "paimon") -> Warehouse:
+        # an Iceberg catalog or Paimon's REST catalog: a CatalogWarehouse (schemalab.catalogs)
+        if catalog is not None and cls is Warehouse:
+            from schemalab.catalogs import catalog_config, is_paimon_filesystem
+
+            if not is_paimon_filesystem(catalog_config(catalog)[1]):
+                return super().__new__(CatalogWarehouse)
+        return super().__new__(cls)
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                 catalog: str | dict[str, Any] | None = None, format: str = "paimon") -> None:
+        if format not in ("paimon", "iceberg"):
+            raise SqlError(f"Warehouse format must be 'paimon' or 'iceberg', not {format!r}",
+                           rule="unsupported-statement")
+        #: the format CREATE TABLE makes when the statement says no USING
+        self.format = format
+        if catalog is not None:  # Paimon's filesystem catalog: its warehouse directory
+            from schemalab.catalogs import paimon_warehouse
+
+            path, found = paimon_warehouse(catalog)
+            options = {**found, **(options or {})}
+        if path is None:
+            raise SchemaLabError("A Warehouse needs a path, or catalog=... (a name or "
+                                 "properties)", rule="catalog-config")
         self.path = fileio.normalize(path)
         fileio.configure(self.path, options)
         fileio.makedirs(self.path)
@@ -132,18 +173,30 @@ class Warehouse:
         db, table = self.resolve(name)
         return paths.table_dir(self.path, db, table)
 
-    def table(self, name: str | TableName) -> Table:
+    def table(self, name: str | TableName) -> Table | WritableIcebergTable:
         """Table ``name`` of this warehouse (``"t"``, ``"db.t"`` or a parsed name). Its first
         call lists the schema directory anew: an ALTER made in between, through another
         table object or another writer, is seen."""
-        t = self._open(name)
-        t.schema_manager.refresh()
+        t = self._open_any(name)
+        if isinstance(t, Table):
+            t.schema_manager.refresh()
         return t
+
+    def _open_any(self, name: str | TableName) -> Table | WritableIcebergTable:
+        """A Paimon table, or an Iceberg table (Hadoop-catalog layout) of that name."""
+        db, table = self.resolve(name)
+        if hadoop.is_table(self.path, db, table):
+            return WritableIcebergTable(hadoop.table_dir(self.path, db, table), f"{db}.{table}",
+                                        spark=self._spark)
+        return self._open(name)
 
     def _open(self, name: str | TableName) -> Table:
         """A table for a statement that uses it right away: the listing that found the table
         is kept for its first call (one listing per table per statement)."""
         db, table = self.resolve(name)
+        base, sep, branch = table.partition(BRANCH_SUFFIX)
+        if sep and base:  # `t$branch_dev`: branch dev of table t, as Paimon names it
+            return self._open(TableName(db, base)).branch(branch)
         t = Table(paths.table_dir(self.path, db, table), f"{db}.{table}", warehouse=self)
         if not t.schema_manager.list_ids():
             near = close_names(f"{db}.{table}", self.list_tables())
@@ -151,6 +204,12 @@ class Warehouse:
                                      + (f" Did you mean {near}?" if near else ""),
                                      table=f"{db}.{table}", rule="table-must-exist")
         return t
+
+    def _open_or_none(self, name: TableName) -> Table | None:
+        try:
+            return self._open(name)
+        except TableNotFoundError:
+            return None
 
     def has_table(self, name: str | TableName) -> bool:
         try:
@@ -160,8 +219,9 @@ class Warehouse:
             return False
 
     def list_databases(self) -> list[str]:
-        return sorted(n[:-3] for n in fileio.list_names(self.path)
-                      if n.endswith(".db") and fileio.is_dir(os.path.join(self.path, n)))
+        paimon = {n[:-3] for n in fileio.list_names(self.path)
+                  if n.endswith(".db") and fileio.is_dir(os.path.join(self.path, n))}
+        return sorted(paimon | set(hadoop.namespaces(self.path)))
 
     def list_tables(self, database: str | None = None) -> list[str]:
         """Qualified names ``db.table`` of every table (or of one database's tables)."""
@@ -171,7 +231,8 @@ class Warehouse:
             for t in sorted(fileio.list_names(d)):
                 if not t.startswith(".") and fileio.is_dir(os.path.join(d, t, "schema")):
                     out.append(f"{db}.{t}")
-        return out
+            out.extend(f"{db}.{t}" for t in hadoop.tables(self.path, db))
+        return sorted(out)
 
     def create_table(self, name: str | TableName, columns: Sequence[ColumnSpec], *,
                      partition_keys: Sequence[str] = (), primary_keys: Sequence[str] = (),
@@ -182,7 +243,7 @@ class Warehouse:
         path = paths.table_dir(self.path, db, table)
         if self.has_table(name):
             if if_not_exists:
-                return self.table(name)
+                return self._open(name)
             raise TableExistsError(f"Table {qualified} already exists.", table=qualified,
                                    rule="table-must-be-new")
         schema = new_table_schema(columns, partition_keys=partition_keys,
@@ -203,6 +264,8 @@ class Warehouse:
             raise TableNotFoundError(f"Table {db}.{table} does not exist.", table=f"{db}.{table}",
                                      rule="table-must-exist")
         path = paths.table_dir(self.path, db, table)
+        if hadoop.is_table(self.path, db, table):
+            path = hadoop.table_dir(self.path, db, table)
         if fileio.is_local(path):
             # Move aside first so no reader ever sees a half-deleted table.
             trash = os.path.join(os.path.dirname(path), f".dropped-{table}-{os.getpid()}")
@@ -260,7 +323,7 @@ class Warehouse:
             except SchemaLabError as e:
                 if len(statements) == 1:
                     raise
-                raise with_message(e, _partly_applied(e.message, number, statements)) from e
+                raise with_message(e, partly_applied(e.message, number, statements)) from e
         return results
 
     def execute(self, stmt: Statement) -> StatementResult:
@@ -272,6 +335,16 @@ class Warehouse:
 
     def _create(self, stmt: CreateTable) -> StatementResult:
         existed = self.has_table(stmt.name)
+        if (stmt.using or self.format) == "iceberg":
+            db, table = self.resolve(stmt.name)
+            return StatementResult(stmt.text, create_iceberg(self.path, db, table, stmt, existed,
+                                                             self._spark))
+        if stmt.transforms:
+            raise SqlError(f"Unsupported partition transform {stmt.transforms[0][0]} of "
+                           f"{stmt.transforms[0][1]} in PARTITIONED BY: a Paimon table is "
+                           "partitioned by plain top-level columns, e.g. PARTITIONED BY (dt)",
+                           table=str(stmt.name), column=stmt.transforms[0][1],
+                           rule="unsupported-sql")
         t = self.create_table(stmt.name, stmt.columns, partition_keys=stmt.partition_keys,
                               primary_keys=stmt.primary_keys, options=dict(stmt.options),
                               comment=stmt.comment, if_not_exists=stmt.if_not_exists)
@@ -279,7 +352,10 @@ class Warehouse:
         return StatementResult(stmt.text, msg)
 
     def _alter(self, stmt: AlterTable) -> StatementResult:
-        t = self._open(stmt.name)
+        ice = self._open_any(stmt.name)
+        if isinstance(ice, WritableIcebergTable):
+            return StatementResult(stmt.text, ice.alter_statement(stmt.changes))
+        t = ice
         new = t.alter(*stmt.changes)
         return StatementResult(stmt.text, f"Altered {t.name}: schema {new.id}.")
 
@@ -297,23 +373,29 @@ class Warehouse:
                                row_schema="namespace STRING, tableName STRING")
 
     def _describe(self, stmt: DescribeTable) -> StatementResult:
-        t = self._open(stmt.name)
-        described: list[tuple[Any, ...]] = [(f.name, f.type.sql(), f.description, f.id)
-                                            for f in t.schema.fields]
+        t = self._open_any(stmt.name)
+        described: list[tuple[Any, ...]] = describe_rows(t) if isinstance(
+            t, WritableIcebergTable) else [(f.name, f.type.sql(), f.description, f.id)
+                                           for f in t.schema.fields]
         return StatementResult(
             stmt.text, columns=["col_name", "data_type", "comment", "field_id"],
             rows=described,
             row_schema="col_name STRING, data_type STRING, comment STRING, field_id INT")
 
     def _insert(self, stmt: Insert) -> StatementResult:
-        t = self._open(stmt.name)
+        t = self._open_any(stmt.name)
         df = self.run_query(stmt.query, stmt.query_tables)
+        if isinstance(t, WritableIcebergTable):
+            return StatementResult(stmt.text, insert_message(t, df, stmt))
         snap = t.insert(df, columns=stmt.columns, by_position=True, overwrite=stmt.overwrite)
         n = 0 if snap is None else snap.delta_record_count
         where = "" if snap is None else f" as snapshot {snap.id}"
         return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
 
     def _delete(self, stmt: DeleteFrom) -> StatementResult:
+        if isinstance(self._open_any(stmt.name), WritableIcebergTable):
+            raise SqlError(f"DELETE FROM {stmt.name.sql()}: schemalab does not write Iceberg "
+                           "delete files yet", table=str(stmt.name), rule="unsupported-sql")
         t = self._open(stmt.name)
         if stmt.where is not None and t.schema.primary_keys:
             # through run_query, so the condition's subqueries see our tables too
@@ -329,11 +411,20 @@ class Warehouse:
         return StatementResult(stmt.text, dataframe=df, columns=list(df.columns))
 
     def _call(self, stmt: Call) -> StatementResult:
-        """Paimon's Spark procedures; ``sys.compact`` is the one schemalab runs."""
+        """Paimon's Spark procedures: ``sys.compact``, and the tag, branch, rollback and
+        expire procedures (:mod:`schemalab.paimon.calls`)."""
+        other = calls.procedure_name(stmt.procedure)
+        if other is not None:
+            args = {k.lower(): v for k, v in stmt.arguments}
+            calls.check_arguments(other, args)
+            done = calls.run(other, self._open(args["table"]), args)
+            return StatementResult(stmt.text, done.message, columns=done.columns,
+                                   rows=done.rows, row_schema=done.row_schema)
         if stmt.procedure.lower() not in ("sys.compact", "compact"):
             raise SqlError(f"Unsupported procedure: CALL {stmt.procedure}; schemalab runs "
                            "CALL sys.compact(table => 'db.t' [, partitions => 'p=1;p=2'] "
-                           "[, order_strategy => 'order', order_by => 'a,b'])",
+                           "[, order_strategy => 'order', order_by => 'a,b']) and sys."
+                           + ", sys.".join(calls.ARGUMENTS),
                            table=stmt.argument("table"), rule="unsupported-statement")
         known = {"table", "partitions", "order_strategy", "order_by", "compact_strategy",
                  "where", "options"}
@@ -361,69 +452,133 @@ class Warehouse:
                                row_schema="result BOOLEAN")
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
-        """Run Spark SQL in which our tables appear as their evolved reads (temp views)."""
-        mapping: dict[TableName, str] = {}
+        """Run Spark SQL in which our tables appear as their evolved reads (temp views);
+        ``t VERSION AS OF 'tag'`` (or a snapshot id) reads that tag or snapshot."""
+        mapping: dict[TableName | Versioned, str] = {}
+        if "version" in sql.lower():
+            for name, version in versioned_tables(sql):
+                db, table = self.resolve(name)
+                view = view_name(db, f"{table}\x00{version!r}")
+                self._version_read(name, version).createOrReplaceTempView(view)
+                mapping[(name, version)] = view
+        # a one-table query naming _ROW_ID / _SEQUENCE_NUMBER: Paimon's metadata columns
+        hidden = names_system_columns(sql) if len(tables) == 1 else ()
         for name in tables:
             db, table = self.resolve(name)
             try:
                 # one table object per table: it reads each file once
-                df = self._open(name).read()
+                t = self._open_any(name)
+                df = t.read(system_columns=hidden) if hidden and isinstance(t, Table) \
+                    else t.read()
             except TableNotFoundError:
+                hidden = ()  # a system table ($row_tracking) has them as columns
                 system = self._system_table(db, table)
                 if system is None:
                     continue  # a Spark table or view of the user's; let Spark resolve it
                 df = system
-            view = _view_name(db, table)
+            view = view_name(db, table)
             df.createOrReplaceTempView(view)
             mapping[name] = view
         try:
-            return self.spark.sql(rewrite_tables(sql, mapping) if mapping else sql)
+            query = rewrite_tables(sql, mapping) if mapping else sql
+            return self.spark.sql(hide_from_stars(query, hidden) if hidden and mapping
+                                  else query)
         except Exception as e:
-            error = self._unresolved_column(e, tables)
+            error = unresolved_column(e, [t for t in map(self._open_or_none, tables) if t])
             if error is None:
                 raise
             raise error from None
 
+    def _version_read(self, name: TableName, version: str | int) -> DataFrame:
+        """``VERSION AS OF``, as Paimon's and Iceberg's Spark time travel: a string names a
+        tag or branch (digits with no such tag: a snapshot id), a number a snapshot id."""
+        t = self._open_any(name)
+        if isinstance(version, str) and not (version.isdigit() and version not in
+                                             {r.name for r in t.refs if r.kind == "tag"}):
+            return t.read(ref=version)
+        return t.read(snapshot_id=int(version))
+
     def _system_table(self, db: str, table: str) -> DataFrame | None:
         """``t$snapshots`` and the like: a system table of table ``t`` (Paimon's spelling,
-        ``$`` before the system table's name), or None when ``t`` is no table of ours."""
+        ``$`` before the system table's name; Iceberg's ``t.snapshots``, read as database
+        ``t``, table ``snapshots``), or None when ``t`` is no table of ours."""
         base, sep, suffix = table.rpartition("$")
-        if not sep or not base:
-            return None
         try:
-            t = self._open(TableName(db, base))
+            if sep and base:
+                return self._open_any(TableName(db, base)).system_table(suffix)
+            t = self._open_any(TableName(None, db))
         except TableNotFoundError:
             return None
-        return t.system_table(suffix)
-
-    def _unresolved_column(self, e: Exception, tables: Sequence[TableName]) -> SqlError | None:
-        """Spark's "cannot resolve column" with what our tables' histories know of the name
-        (renamed, dropped), or None to let Spark's own error stand."""
-        import re
-
-        text = str(e)
-        m = re.search(r"UNRESOLVED_COLUMN[^\]]*\] A column[^`]*`([^`]+)`", text)
-        if m is None:
-            return None
-        column = m.group(1)
-        for name in tables:
-            try:
-                t = self._open(name)
-            except TableNotFoundError:
-                continue
-            known = name_history(t.history().lineage, column)
-            if known:
-                return SqlError(f"Cannot resolve column `{column}` (Spark's UNRESOLVED_COLUMN): "
-                                f"in {t.name}, {known}.", table=t.name, column=column,
-                                rule="column-must-exist")
-        return None
+        return t.system_table(table) if isinstance(t, WritableIcebergTable) else None
 
 
-def _view_name(db: str, table: str) -> str:
-    import hashlib
+# ---- Warehouse(catalog=...) on an Iceberg catalog ----------------------------------------
 
-    digest = hashlib.sha1(f"{db}\x00{table}".encode()).hexdigest()[:12]
-    return f"__sl_{digest}"
+
+def _read_only(what: str) -> SchemaLabError:
+    return SchemaLabError(f"{what} is not done through an Iceberg catalog yet: schemalab reads "
+                          "catalog tables (commits through the catalog come with its Iceberg "
+                          "writer)", rule="catalog-read-only")
+
+
+class CatalogWarehouse(Warehouse):
+    """``sl.Warehouse(catalog=...)`` on an Iceberg catalog or Paimon's REST catalog
+    (:mod:`schemalab.catalogs`): its namespaces and tables, each read by schemalab.
+    Statements and checkpoints are refused with rule ``catalog-read-only``; commits through
+    the catalog come with the Iceberg writer (see
+    :attr:`schemalab.catalogs.CatalogTableRef.handle`)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None,
+                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
+                 catalog: str | dict[str, Any] | None = None, format: str = "paimon") -> None:
+        if catalog is None:
+            raise SchemaLabError("CatalogWarehouse needs catalog=...", rule="catalog-config")
+        self.format = format
+        from schemalab.catalogs import connect
+
+        self.catalog = connect(catalog)
+        self.path = self.catalog.describe()
+        self._spark = spark
+
+    def __repr__(self) -> str:
+        return f"Warehouse(catalog={self.catalog.name!r})"
+
+    def list_databases(self) -> list[str]:
+        return self.catalog.list_databases()
+
+    def list_tables(self, database: str | None = None) -> list[str]:
+        return self.catalog.list_tables(database)
+
+    def table(self, name: Any) -> CatalogIcebergTable | Table:  # type: ignore[override]
+        return self.catalog.open(str(name), spark=self._spark)
+
+    def has_table(self, name: Any) -> bool:
+        try:
+            self.catalog.load(str(name))
+            return True
+        except TableNotFoundError:
+            return False
+
+    def execute_sql(self, text: str) -> Any:
+        raise _read_only("Running SQL")
+
+    def execute(self, stmt: Any) -> Any:
+        raise _read_only("Running SQL")
+
+    def checkpoint(self) -> Any:
+        raise _read_only("A checkpoint")
+
+    def restore(self, token: Any) -> None:
+        raise _read_only("A restore")
+
+    def create_table(self, *args: Any, **kwargs: Any) -> Any:
+        raise _read_only("Creating a table")
+
+    def drop_table(self, *args: Any, **kwargs: Any) -> bool:
+        raise _read_only("Dropping a table")
+
+    def rename_table(self, *args: Any, **kwargs: Any) -> Any:
+        raise _read_only("Renaming a table")
 
 
 #: the handler of each statement kind
@@ -432,20 +587,6 @@ _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
     RenameTable: Warehouse._rename, DropTable: Warehouse._drop, ShowTables: Warehouse._show,
     DescribeTable: Warehouse._describe, Insert: Warehouse._insert,
     DeleteFrom: Warehouse._delete, Query: Warehouse._query, Call: Warehouse._call,
+    IcebergAlter: lambda wh, stmt: StatementResult(stmt.text,
+                                                   iceberg_alter(wh._open_any(stmt.name), stmt)),
 }
-
-
-def _statement_head(stmt: Statement) -> str:
-    text = " ".join(stmt.text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _partly_applied(message: str, number: int, statements: Sequence[Statement]) -> str:
-    """``message`` of statement ``number``'s error, saying which statements ran before it."""
-    where = f"Statement {number} of {len(statements)} ({_statement_head(statements[number - 1])})"
-    if number == 1:
-        return f"{where} failed, nothing was applied: {message}"
-    done = ", ".join(str(i) for i in range(1, number))
-    applied = (f"statement {done} was applied and stays" if number == 2
-               else f"statements {done} were applied and stay")
-    return f"{where} failed; {applied}: {message}"

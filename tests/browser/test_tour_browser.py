@@ -586,7 +586,11 @@ def test_explorer_on_a_50_version_table_at_1600px(scale_lab: Lab) -> None:
         # a label only where something changes (the page's fields were created in schema 0:
         # one type label each, then their later changes), a legend of change kinds
         assert lineage["plotWidth"] >= 0.9 * lineage["width"], lineage
-        assert lineage["xticks"] == [str(i) for i in range(50)]
+        # every version has its tick; labels every few versions, the last always, so that
+        # they stay apart in a 900 px window too (widgets.frame.sparse_labels)
+        shown = [t for t in lineage["xticks"] if t]
+        assert shown[0] == "0" and shown[-1] == "49" and set(shown) <= {str(i) for i in range(50)}
+        assert len(shown) >= 10, shown
         assert 40 <= lineage["labels"] <= 40 + 30, lineage["labels"]
         assert {"added", "renamed", "retyped", "dropped", "swapped names",
                 "name used again"} <= set(lineage["legend"])

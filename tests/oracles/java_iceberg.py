@@ -48,10 +48,41 @@ class JavaIceberg(JavaPaimon):
         return client
 
     def read(self, table_dir: Any, snapshot_id: int | None = None, *,  # type: ignore[override]
-             relocate: dict[str, str] | None = None, **_: Any) -> dict[str, Any]:
+             relocate: dict[str, str] | None = None, ref: str | None = None,
+             **_: Any) -> dict[str, Any]:
+        """Iceberg's read at a snapshot, the current one, or a ref (``TableScan.useRef``:
+        its snapshot in ``SnapshotUtil.schemaFor(table, ref)``)."""
         return self.run("read", table_dir=str(table_dir), snapshot_id=snapshot_id,
-                        relocate=relocate or {})
+                        relocate=relocate or {}, ref=ref)
+
+    def refs(self, table_dir: Any, *, relocate: dict[str, str] | None = None) -> dict[str, Any]:
+        """``Table.refs()``: name → kind, snapshot_id and the three retention settings."""
+        return self.run("refs", table_dir=str(table_dir), relocate=relocate or {})
+
+    def build(self, location: Any, steps: list[dict[str, Any]]) -> list[int | None]:
+        """A table written by Iceberg's Java API step by step (see the worker's ``Builder``);
+        the newest snapshot's id after each step."""
+        return self.run("build", location=str(location), steps=steps)
 
     def snapshots(self, table_dir: Any, *,  # type: ignore[override]
                   relocate: dict[str, str] | None = None, **_: Any) -> list[Any]:
         return self.run("snapshots", table_dir=str(table_dir), relocate=relocate or {})
+
+    def catalog_read(self, warehouse: Any, table: str,
+                     snapshot_id: int | None = None) -> dict[str, Any]:
+        """Java's ``HadoopCatalog(warehouse).loadTable(table)`` read (worker op)."""
+        return self.run("catalog_read", warehouse=str(warehouse), table=table,
+                        snapshot_id=snapshot_id)
+
+    def java_ddl(self, warehouse: Any, table: str, schema: dict[str, Any], *,
+                 partitioning: list[Any] = (), properties: dict[str, str] | None = None,
+                 statements: list[Any] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+        """Java creates and alters a table in a Hadoop catalog (worker op ``java_ddl``)."""
+        return self.run("java_ddl", warehouse=str(warehouse), table=table, schema=schema,
+                        partitioning=list(partitioning), properties=properties or {},
+                        statements=list(statements))
+
+    def commit_properties(self, warehouse: Any, table: str, prefix: str,
+                          count: int) -> list[str]:
+        return self.run("commit_properties", warehouse=str(warehouse), table=table,
+                        prefix=prefix, count=count)

@@ -198,6 +198,10 @@ class Reader:
         scan = table.newScan()
         if req.get("snapshot_id") is not None:
             scan = scan.useSnapshot(int(req["snapshot_id"]))
+        if req.get("ref") is not None:
+            # TableScan.useRef: the ref's snapshot, in SnapshotUtil.schemaFor(table, ref)
+            scan = scan.useRef(str(req["ref"]))
+            builder = builder.useSnapshot(scan.snapshot().snapshotId()).project(scan.schema())
         schema = scan.schema()
         fields = [(str(f.name()), IType(f.type()), f.type().toString())
                   for f in schema.columns()]
@@ -221,8 +225,283 @@ class Reader:
                  "parent": None if s.parentId() is None else int(s.parentId()),
                  "operation": s.operation()} for s in table.snapshots()]
 
+    def op_refs(self, req: dict[str, Any]) -> Any:
+        """The table's refs as Iceberg's ``Table.refs()`` has them."""
+        out = {}
+        for e in list(self.table(req).refs().entrySet()):
+            r = e.getValue()
+            out[str(e.getKey())] = {
+                "kind": "branch" if r.isBranch() else "tag", "snapshot_id": int(r.snapshotId()),
+                "max-ref-age-ms": _opt(r.maxRefAgeMs()),
+                "max-snapshot-age-ms": _opt(r.maxSnapshotAgeMs()),
+                "min-snapshots-to-keep": _opt(r.minSnapshotsToKeep())}
+        return out
+
+    def op_build(self, req: dict[str, Any]) -> Any:
+        """Write a table with Iceberg's Java API (HadoopTables at ``location``) by ``steps``;
+        returns the newest snapshot's id after each step. See :class:`Builder`."""
+        return Builder(self, str(req["location"])).run(req["steps"])
+
+    # ---- Hadoop catalog: open what schemalab wrote, write what schemalab writes ----------
+
+    def catalog(self, warehouse: str) -> Any:
+        conf = self.jvm.org.apache.hadoop.conf.Configuration()
+        return self.I.hadoop.HadoopCatalog(conf, warehouse)
+
+    def ident(self, name: str) -> Any:
+        return self.I.catalog.TableIdentifier.parse(name)
+
+    def op_catalog_read(self, req: dict[str, Any]) -> Any:
+        """``HadoopCatalog(warehouse).loadTable(db.t)``: its rows at a snapshot (or the
+        current one), its snapshots and its current metadata file."""
+        table = self.catalog(req["warehouse"]).loadTable(self.ident(req["table"]))
+        builder = self.I.data.IcebergGenerics.read(table)
+        scan = table.newScan()
+        if req.get("snapshot_id") is not None:
+            builder = builder.useSnapshot(int(req["snapshot_id"]))
+            scan = scan.useSnapshot(int(req["snapshot_id"]))
+        fields = [(str(f.name()), IType(f.type())) for f in scan.schema().columns()]
+        rows = []
+        iterable = builder.build()
+        try:
+            it = iterable.iterator()
+            while it.hasNext():
+                rec = it.next()
+                rows.append(json.dumps([self.value(rec.get(i), t)
+                                        for i, (_, t) in enumerate(fields)], sort_keys=True))
+        finally:
+            iterable.close()
+        return {"columns": [f[0] for f in fields], "rows": sorted(rows),
+                "snapshots": [int(x.snapshotId()) for x in table.snapshots()],
+                "metadata_file": str(table.operations().current().metadataFileLocation())}
+
+    def _type(self, node: Any) -> Any:
+        """An Iceberg type from its JSON form (ids are reassigned by the caller)."""
+        wrapped = {"type": "struct", "schema-id": 0,
+                   "fields": [{"id": 1000000, "name": "x", "required": False, "type": node}]}
+        return self.I.SchemaParser.fromJson(json.dumps(wrapped)).findField(1000000).type()
+
+    def op_java_ddl(self, req: dict[str, Any]) -> Any:
+        """Create ``table`` in the Hadoop catalog at ``warehouse`` (schema JSON, partition
+        transforms, properties), then run ``statements`` (each a list of UpdateSchema ops,
+        one commit); returns each statement's error message (None when committed) and the
+        metadata file."""
+        cat = self.catalog(req["warehouse"])
+        schema = self.I.SchemaParser.fromJson(json.dumps(req["schema"]))
+        spec = self.I.PartitionSpec.builderFor(schema)
+        for transform, column, arg in req.get("partitioning", []):
+            if transform == "identity":
+                spec = spec.identity(column)
+            elif transform in ("bucket", "truncate"):
+                spec = getattr(spec, transform)(column, int(arg))
+            else:
+                spec = getattr(spec, transform)(column)
+        props = self.jvm.java.util.HashMap()
+        for k, v in (req.get("properties") or {}).items():
+            props.put(k, v)
+        table = cat.createTable(self.ident(req["table"]), schema, spec.build(), props)
+        results = []
+        for ops in req.get("statements", []):
+            try:
+                if isinstance(ops, dict):  # {"spec": [...]}: one UpdatePartitionSpec
+                    update = table.updateSpec()
+                    for op in ops["spec"]:
+                        update = self._spec_op(update, op)
+                else:
+                    update = table.updateSchema()
+                    for op in ops:
+                        update = self._schema_op(update, op)
+                update.commit()
+                results.append(None)
+            except Exception as exc:  # noqa: BLE001 - reported per statement
+                java = getattr(exc, "java_exception", None)
+                results.append(str(java.getMessage()) if java is not None else str(exc))
+            table.refresh()
+        return {"errors": results,
+                "metadata_file": str(table.operations().current().metadataFileLocation())}
+
+    def _term(self, transform: str, column: str) -> Any:
+        ex = self.I.expressions.Expressions
+        if transform == "identity":
+            return ex.ref(column)
+        if transform.startswith(("bucket[", "truncate[")):
+            name, arg = transform[:-1].split("[")
+            return getattr(ex, name)(column, int(arg))
+        return getattr(ex, transform)(column)
+
+    def _spec_op(self, u: Any, op: list[Any]) -> Any:
+        kind = op[0]
+        if kind == "add":
+            _, transform, column, alias = op
+            term = self._term(transform, column)
+            return u.addField(alias, term) if alias else u.addField(term)
+        if kind == "remove":
+            return u.removeField(self._term(op[1], op[2]))
+        if kind == "remove_name":
+            return u.removeField(op[1])
+        raise ValueError(f"unknown spec op {kind!r}")
+
+    def _schema_op(self, u: Any, op: list[Any]) -> Any:
+        kind = op[0]
+        if kind == "identifier":
+            names = self.jvm.java.util.ArrayList()
+            for n in op[1]:
+                names.add(n)
+            return u.setIdentifierFields(names)
+        if kind == "add":
+            _, parent, name, node, doc = op
+            return u.addColumn(parent, name, self._type(node), doc)
+        if kind == "add_required":
+            return u.addRequiredColumn(op[1], self._type(op[2]))
+        if kind == "update":
+            return u.updateColumn(op[1], self.I.types.Types.fromPrimitiveString(op[2]))
+        if kind == "rename":
+            return u.renameColumn(op[1], op[2])
+        if kind == "delete":
+            return u.deleteColumn(op[1])
+        if kind == "optional":
+            return u.makeColumnOptional(op[1])
+        if kind == "require":
+            return u.requireColumn(op[1])
+        if kind == "doc":
+            return u.updateColumnDoc(op[1], op[2])
+        if kind == "first":
+            return u.moveFirst(op[1])
+        if kind == "after":
+            return u.moveAfter(op[1], op[2])
+        if kind == "before":
+            return u.moveBefore(op[1], op[2])
+        raise ValueError(f"unknown schema op {kind!r}")
+
+    def op_commit_properties(self, req: dict[str, Any]) -> Any:
+        """``count`` commits of one table property each (``<prefix><i>``) through the Hadoop
+        catalog, as fast as Java goes; which ones reported success."""
+        table = self.catalog(req["warehouse"]).loadTable(self.ident(req["table"]))
+        done = []
+        for i in range(int(req["count"])):
+            key = f"{req['prefix']}{i}"
+            try:
+                table.updateProperties().set(key, "1").commit()
+                done.append(key)
+            except Exception:  # noqa: BLE001 - a commit Java gave up on: not claimed
+                table.refresh()
+        return done
+
     def op_version(self, req: dict[str, Any]) -> Any:
         return str(self.I.IcebergBuild.version())
+
+
+def _opt(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+class Builder:
+    """Iceberg tables made by Java's own API, step by step (``{"op": ...}``):
+
+    - ``load``: the table at the location, to go on with;
+    - ``create``: ``columns`` [[name, "int"|"string"|"long"], ...], ``format_version``;
+    - ``append``: ``rows`` (one Parquet data file), optional ``branch``, ``stage`` (commit
+      without moving any ref: ``stageOnly()``) and ``wap_id`` (summary ``wap.id``);
+    - ``add_column`` (``name``, ``type``), ``rename`` (``name``, ``to``), ``drop`` (``name``);
+    - ``tag`` / ``branch`` (``name``, ``snapshot`` id or the current one), with optional
+      ``max_ref_age_ms``, ``max_snapshot_age_ms``, ``min_snapshots_to_keep``;
+    - ``rollback`` (``snapshot``), ``cherrypick`` (``snapshot``).
+    """
+
+    def __init__(self, reader: Reader, location: str) -> None:
+        self.r = reader
+        self.I = reader.I
+        self.location = location
+        self.tables = self.I.hadoop.HadoopTables(reader.jvm.org.apache.hadoop.conf.Configuration())
+        self.table: Any = None
+        self.files = 0
+
+    def type_of(self, name: str) -> Any:
+        types = self.I.types.Types
+        return {"int": types.IntegerType.get(), "long": types.LongType.get(),
+                "string": types.StringType.get()}[name]
+
+    def run(self, steps: list[dict[str, Any]]) -> list[int | None]:
+        out = []
+        for step in steps:
+            getattr(self, "step_" + step["op"])(step)
+            self.table.refresh()
+            snaps = list(self.table.snapshots())
+            out.append(int(snaps[-1].snapshotId()) if snaps else None)
+        return out
+
+    def step_load(self, step: dict[str, Any]) -> None:
+        self.table = self.tables.load(self.location)
+
+    def step_create(self, step: dict[str, Any]) -> None:
+        types = self.I.types.Types
+        fields = [types.NestedField.optional(i + 1, name, self.type_of(t))
+                  for i, (name, t) in enumerate(step["columns"])]
+        schema = self.I.Schema(fields)
+        props = self.r.jvm.java.util.HashMap()
+        props.put("format-version", str(step.get("format_version", 2)))
+        self.table = self.tables.create(schema, self.I.PartitionSpec.unpartitioned(), props,
+                                        self.location)
+
+    def step_append(self, step: dict[str, Any]) -> None:
+        schema = self.table.schema()
+        self.files += 1
+        path = f"{self.location}/data/f{self.files:04d}.parquet"
+        out = self.table.encryption().encrypt(self.table.io().newOutputFile(path))
+        builder = getattr(self.I.data, "GenericFileWriterFactory$Builder")(self.table)
+        factory = builder.dataFileFormat(self.I.FileFormat.PARQUET).dataSchema(schema).build()
+        writer = factory.newDataWriter(out, self.table.spec(), None)
+        try:
+            for row in step["rows"]:
+                rec = self.I.data.GenericRecord.create(schema)
+                for i, v in enumerate(row):
+                    rec.set(i, v)
+                writer.write(rec)
+        finally:
+            writer.close()
+        data = writer.toDataFile()
+        op = self.table.newAppend().appendFile(data)
+        if step.get("branch"):
+            op = op.toBranch(step["branch"])
+        if step.get("wap_id"):
+            op = op.set("wap.id", step["wap_id"])
+        if step.get("stage"):
+            op = op.stageOnly()
+        op.commit()
+
+    def step_add_column(self, step: dict[str, Any]) -> None:
+        self.table.updateSchema().addColumn(step["name"], self.type_of(step["type"])).commit()
+
+    def step_rename(self, step: dict[str, Any]) -> None:
+        self.table.updateSchema().renameColumn(step["name"], step["to"]).commit()
+
+    def step_drop(self, step: dict[str, Any]) -> None:
+        self.table.updateSchema().deleteColumn(step["name"]).commit()
+
+    def _ref(self, step: dict[str, Any], kind: str) -> None:
+        snap = step.get("snapshot") or self.table.currentSnapshot().snapshotId()
+        ms = self.table.manageSnapshots()
+        name = step["name"]
+        ms = ms.createTag(name, snap) if kind == "tag" else ms.createBranch(name, snap)
+        if step.get("max_ref_age_ms") is not None:
+            ms = ms.setMaxRefAgeMs(name, step["max_ref_age_ms"])
+        if step.get("max_snapshot_age_ms") is not None:
+            ms = ms.setMaxSnapshotAgeMs(name, step["max_snapshot_age_ms"])
+        if step.get("min_snapshots_to_keep") is not None:
+            ms = ms.setMinSnapshotsToKeep(name, step["min_snapshots_to_keep"])
+        ms.commit()
+
+    def step_tag(self, step: dict[str, Any]) -> None:
+        self._ref(step, "tag")
+
+    def step_branch(self, step: dict[str, Any]) -> None:
+        self._ref(step, "branch")
+
+    def step_rollback(self, step: dict[str, Any]) -> None:
+        self.table.manageSnapshots().rollbackTo(step["snapshot"]).commit()
+
+    def step_cherrypick(self, step: dict[str, Any]) -> None:
+        self.table.manageSnapshots().cherrypick(step["snapshot"]).commit()
 
 
 def latest_metadata(metadata_dir: Path) -> Path:

@@ -234,6 +234,48 @@ class JavaPaimon:
     def describe(self, warehouse: Any, table: str, *, database: str = "default") -> Any:
         return self.run("describe", warehouse=warehouse, database=database, table=table)
 
+    # branches and tags, through the Table API Paimon's procedures call
+    def create_tag(self, warehouse: Any, table: str, tag: str, snapshot_id: int | None = None,
+                   *, time_retained_seconds: int | None = None, database: str = "default"
+                   ) -> Any:
+        return self.run("create_tag", warehouse=warehouse, database=database, table=table,
+                        tag=tag, snapshot_id=snapshot_id,
+                        time_retained_seconds=time_retained_seconds)
+
+    def delete_tag(self, warehouse: Any, table: str, tag: str, *, database: str = "default"
+                   ) -> Any:
+        return self.run("delete_tag", warehouse=warehouse, database=database, table=table,
+                        tag=tag)
+
+    def create_branch(self, warehouse: Any, table: str, branch: str, tag: str | None = None,
+                      *, database: str = "default") -> Any:
+        return self.run("create_branch", warehouse=warehouse, database=database, table=table,
+                        branch=branch, tag=tag)
+
+    def delete_branch(self, warehouse: Any, table: str, branch: str, *,
+                      database: str = "default") -> Any:
+        return self.run("delete_branch", warehouse=warehouse, database=database, table=table,
+                        branch=branch)
+
+    def fast_forward(self, warehouse: Any, table: str, branch: str, *,
+                     database: str = "default") -> Any:
+        return self.run("fast_forward", warehouse=warehouse, database=database, table=table,
+                        branch=branch)
+
+    def rollback(self, warehouse: Any, table: str, *, snapshot_id: int | None = None,
+                 tag: str | None = None, database: str = "default") -> Any:
+        return self.run("rollback", warehouse=warehouse, database=database, table=table,
+                        snapshot_id=snapshot_id, tag=tag)
+
+    def expire(self, warehouse: Any, table: str, retain_max: int, retain_min: int = 1, *,
+               database: str = "default") -> int:
+        n: int = self.run("expire", warehouse=warehouse, database=database, table=table,
+                          retain_max=retain_max, retain_min=retain_min)
+        return n
+
+    def refs(self, warehouse: Any, table: str, *, database: str = "default") -> Any:
+        return self.run("refs", warehouse=warehouse, database=database, table=table)
+
 
 # Schema changes, as the worker's ``alter`` takes them. A path is a name or a list of names
 # (nested fields).

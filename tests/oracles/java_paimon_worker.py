@@ -791,6 +791,74 @@ class Worker:
                 "tasks": len(tasks)}
 
 
+    # -- branches and tags (the Table API Paimon's procedures call) ----------------------------
+
+    def op_create_tag(self, req: dict[str, Any]) -> Any:
+        table = self.table(req)
+        retained = req.get("time_retained_seconds")
+        duration = None if retained is None else self.jvm.java.time.Duration.ofSeconds(
+            int(retained))
+        sid = req.get("snapshot_id")
+        if sid is None:
+            sid = int(table.snapshotManager().latestSnapshotId())
+        if duration is None:
+            table.createTag(req["tag"], int(sid))
+        else:
+            table.createTag(req["tag"], int(sid), duration)
+        return {"snapshot_id": int(sid)}
+
+    def op_delete_tag(self, req: dict[str, Any]) -> Any:
+        self.table(req).deleteTag(req["tag"])
+        return None
+
+    def op_create_branch(self, req: dict[str, Any]) -> Any:
+        table = self.table(req)
+        if req.get("tag"):
+            table.createBranch(req["branch"], req["tag"])
+        else:
+            table.createBranch(req["branch"])
+        return None
+
+    def op_delete_branch(self, req: dict[str, Any]) -> Any:
+        self.table(req).deleteBranch(req["branch"])
+        return None
+
+    def op_fast_forward(self, req: dict[str, Any]) -> Any:
+        self.table(req).fastForward(req["branch"])
+        return None
+
+    def op_rollback(self, req: dict[str, Any]) -> Any:
+        table = self.table(req)
+        if req.get("tag"):
+            table.rollbackTo(req["tag"])
+        else:
+            table.rollbackTo(self.jvm.java.lang.Long(int(req["snapshot_id"])).longValue())
+        return None
+
+    def op_expire(self, req: dict[str, Any]) -> Any:
+        """Expire snapshots keeping the newest ``retain_max`` (and at least
+        ``retain_min``), as ``CALL sys.expire_snapshots`` does."""
+        table = self.table(req)
+        Config = self.P.options.ExpireConfig
+        b = Config.builder().snapshotRetainMax(int(req["retain_max"])).snapshotRetainMin(
+            int(req.get("retain_min", 1))).snapshotTimeRetain(
+            self.jvm.java.time.Duration.ofMillis(0))
+        return int(table.newExpireSnapshots().config(b.build()).expire())
+
+    def op_refs(self, req: dict[str, Any]) -> Any:
+        """Tags (name → snapshot id, schema id) and branch names, as Java lists them."""
+        table = self.table(req)
+        tags = {}
+        for name in list(table.tagManager().allTagNames()):
+            if self.bridge:  # Paimon 1.0: no Tag class yet
+                snap = table.tagManager().taggedSnapshot(name)
+            else:
+                snap = table.tagManager().getOrThrow(name).trimToSnapshot()
+            tags[str(name)] = [int(snap.id()), int(snap.schemaId())]
+        branches = sorted(str(b) for b in list(table.branchManager().branches()))
+        return {"tags": tags, "branches": branches}
+
+
 def error_of(exc: BaseException) -> dict[str, Any]:
     java = getattr(exc, "java_exception", None)
     if java is not None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.keyed import RETRACT
 from schemalab.engine.merge.keyed_read import merge_read
 from schemalab.engine.plan import ReadPlan
+from schemalab.engine.row_merge_read import row_merge_read
 from schemalab.engine.scan import KIND_COL, read_group
 from schemalab.engine.spark_reader import all_nullable, quote
 from schemalab.types.spark import to_spark
@@ -22,6 +23,8 @@ def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     """One Spark DataFrame in the plan's target schema."""
     if not any(g.files for g in plan.groups):
         return empty_frame(plan, spark)
+    if plan.row_merge is not None:
+        return row_merge_read(plan, spark)
     if plan.merges:
         return merge_read(plan, spark)
     return plain_read(plan, spark)
@@ -47,6 +50,7 @@ def empty_frame(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     Python worker."""
     from pyspark.sql import functions as F
 
+    system = () if plan.row_merge is None else plan.row_merge.system
     return spark.range(0).select(*[
         F.lit(None).cast(all_nullable(to_spark(f.type))).alias(f.name)
-        for f in plan.target.fields])
+        for f in plan.target.fields], *[F.lit(None).cast("bigint").alias(c) for c in system])

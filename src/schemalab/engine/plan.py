@@ -119,6 +119,10 @@ class DataFile:
     data_sequence_number: int | None = None
     #: the partition an equality delete must share to apply (Iceberg: spec id + partition)
     delete_scope: str | None = None
+    #: row tracking: the row id of the file's first row (rows take consecutive ids)
+    first_row_id: int | None = None
+    #: data evolution: the columns the file holds, when only some (None: every column)
+    write_cols: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,44 @@ class FileGroup:
 
 
 @dataclass(frozen=True)
+class RowIdGroup:
+    """The data files of one row-id range that a read merges column by column."""
+
+    first_row_id: int
+    row_count: int
+    #: newest first (max sequence number, descending)
+    files: tuple[DataFile, ...]
+    #: (target field id, index in ``files`` of the file that supplies it); a field of the
+    #: read that no file holds is absent (it reads NULL)
+    suppliers: tuple[tuple[int, int], ...]
+
+    def supplier(self, field_id: int) -> DataFile | None:
+        """The file whose values of field ``field_id`` the read returns, None: no file."""
+        for fid, i in self.suppliers:
+            if fid == field_id:
+                return self.files[i]
+        return None
+
+    @property
+    def last_row_id(self) -> int:
+        return self.first_row_id + self.row_count - 1
+
+
+@dataclass(frozen=True)
+class RowMerge:
+    """How a read of a row-tracking table treats row ids: the row-id ranges whose files it
+    merges, and the system columns it adds after the table's columns."""
+
+    groups: tuple[RowIdGroup, ...] = ()
+    system: tuple[str, ...] = ()
+
+    @property
+    def merged(self) -> frozenset[str]:
+        """The paths of the files read through a merge."""
+        return frozenset(f.path for g in self.groups for f in g.files)
+
+
+@dataclass(frozen=True)
 class ReadPlan:
     table: str
     target: TableSchema
@@ -188,6 +230,8 @@ class ReadPlan:
     ignored_deletes: tuple[IgnoredDelete, ...] = ()
     #: a read of a branch or tag: which schema binds and why (first line of explanations)
     binding: str | None = None
+    #: row tracking / data evolution: files merged by row id, system columns read
+    row_merge: RowMerge | None = None
 
     @property
     def files(self) -> list[DataFile]:

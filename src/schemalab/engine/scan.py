@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.arrow_read import read_file
 from schemalab.engine.deletes import (
     FILE_NAME_COL,
+    POS_COL,
     deleted_positions,
     drop_deleted_positions,
     drop_equality_deleted,
@@ -39,6 +40,13 @@ from schemalab.engine.plan import (
     ReadPlan,
     StoredAs,
 )
+from schemalab.engine.row_merge import (
+    ROW_FILE_COL,
+    ROW_ID,
+    ROW_INDEX_COL,
+    STORED_ROW_ID,
+    STORED_SEQ,
+)
 from schemalab.engine.spark_reader import (
     all_nullable,
     literal_path,
@@ -47,6 +55,7 @@ from schemalab.engine.spark_reader import (
     store_error,
     without_ids,
 )
+from schemalab.errors import SchemaLabError
 from schemalab.fileio import spark_uri
 from schemalab.schema import TableSchema
 from schemalab.types.model import BIGINT, TINYINT, DataField, DataType, MapType, TypeRoot
@@ -67,12 +76,13 @@ _ROWS_ONLY_ID = 2**31 - 1
 
 
 def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system: bool = False,
-               with_file: bool = False) -> DataFrame:
+               with_file: bool = False, row_ids: bool = False) -> DataFrame:
     """The files of ``group`` in the plan's schema, without their deleted rows. ``system``
     adds the primary-key files' ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (as ``__sl_seq``,
-    ``__sl_kind``), ``with_file`` each row's file (``__sl_file``)."""
+    ``__sl_kind``), ``with_file`` each row's file (``__sl_file``), ``row_ids`` what a row id
+    is made of (see :func:`_row_id_columns`)."""
     eqs = [e for e in plan.equality_deletes if any(e.applies_to(f) for f in group.files)]
-    how = _Scan(plan, group, spark, system, with_file, bool(eqs))
+    how = _Scan(plan, group, spark, system, with_file, bool(eqs), row_ids)
     frames = [how.driver(files) if driver else how.native(files)
               for files, driver in _scans(group.files, bool(eqs))]
     df = functools.reduce(lambda a, b: a.union(b), frames)
@@ -108,9 +118,10 @@ class _Scan:
     """How the scans of one group are read (see :func:`read_group`)."""
 
     def __init__(self, plan: ReadPlan, group: FileGroup, spark: SparkSession, system: bool,
-                 with_file: bool, names: bool) -> None:
+                 with_file: bool, names: bool, row_ids: bool = False) -> None:
         self.plan, self.group, self.session = plan, group, spark
         self.system, self.with_file, self.names = system, with_file, names
+        self.row_ids = row_ids
         self.columns = (*group.columns, *group.extra)
 
     def native(self, files: list[DataFile]) -> DataFrame:
@@ -128,6 +139,8 @@ class _Scan:
                             st.StructField(VALUE_KIND, st.ByteType(), True)]
             extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL),
                           F.col(VALUE_KIND).alias(KIND_COL)]
+        elif self.row_ids:
+            extra_fields, extra_cols = _stored_row_tracking()
         if self.with_file:
             extra_cols.append(F.input_file_name().alias(FILE_COL))
         paths = [literal_path(spark_uri(f.path)) for f in files]
@@ -164,13 +177,17 @@ class _Scan:
                        st.StructType(read_fields + extra_fields)
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
-        meta = metadata_columns(df, files, positions=positions) \
-            if positions or self.names else []
+        meta = metadata_columns(df, files, positions=positions or self.row_ids) \
+            if positions or self.names or self.row_ids else []
         df = df.select(*cols, *extra_cols, *meta)
+        if self.row_ids:
+            df = df.select("*", *_row_id_columns())
         if positions:
             df = drop_deleted_positions(df, files, self.session, plan.table)
-            if not self.names:
-                df = df.drop(FILE_NAME_COL)
+        elif self.row_ids:
+            df = df.drop(POS_COL)
+        if (positions or self.row_ids) and not self.names:
+            df = df.drop(FILE_NAME_COL)
         return df
 
     def _file_type(self, c: ColumnRead, stored: dict[str, StoredAs]) -> st.DataType:
@@ -209,6 +226,11 @@ class _Scan:
         from pyspark.sql import functions as F
         from pyspark.sql import types as st
 
+        if self.row_ids:
+            raise SchemaLabError(
+                f"Table {self.plan.table}: row ids are read from Parquet and ORC files "
+                f"without deletes only; {files[0].path} is {files[0].format.upper()}.",
+                table=self.plan.table, rule="row-id-read")
         wanted: dict[str, DataType] = {c.source.name: c.source.type for c in self.columns
                                        if c.source is not None}
         if self.system:
@@ -237,6 +259,25 @@ class _Scan:
         if self.names:
             extra_cols.append(F.col(FILE_NAME_COL))
         return df.select(*self._evolved({}), *extra_cols)
+
+
+def _stored_row_tracking() -> tuple[list[st.StructField], list[Column]]:
+    """A row-tracking file's stored ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (requested by name:
+    NULL where the file has none, as pypaimon's and most of Java's files)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+
+    fields = [st.StructField(ROW_ID, st.LongType(), True),
+              st.StructField(SEQUENCE_NUMBER, st.LongType(), True)]
+    return fields, [F.col(ROW_ID).alias(STORED_ROW_ID), F.col(SEQUENCE_NUMBER).alias(STORED_SEQ)]
+
+
+def _row_id_columns() -> list[Column]:
+    """Each row's position in its file and the file's name: with the file's first row id,
+    its row id (:mod:`schemalab.engine.row_merge`)."""
+    from pyspark.sql import functions as F
+
+    return [F.col(POS_COL).alias(ROW_INDEX_COL), F.col(FILE_NAME_COL).alias(ROW_FILE_COL)]
 
 
 def _read(spark: SparkSession, fmt: str, schema: st.StructType | None,

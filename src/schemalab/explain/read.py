@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from schemalab import forms
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
+from schemalab.engine.row_merge import merge_lines
 from schemalab.errors import NotFoundError
 from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
@@ -182,6 +183,11 @@ def column_text(c: ColumnRead, schema_id: int, dropped_in: int | None = None,
             f"({s.type.sql()} → {t.type.sql()}{defaults})")
 
 
+#: a column a merged file of a data-evolution table does not supply
+MERGED_ELSEWHERE = ("not from these files: merged by row id, these rows take it from another "
+                    "file of their row-id range (see the data-evolution lines)")
+
+
 def explain(plan: ReadPlan, history: TableHistory | None = None,
             stats: FileStats | None = None) -> ReadExplanation:
     """``stats``: the manifest's min/max per file (Paimon), for the warnings of cast columns."""
@@ -221,9 +227,12 @@ def explain(plan: ReadPlan, history: TableHistory | None = None,
             files = [f for f in g.files if f.schema_id == sid]
             ignored = tuple(f"file column `{f.name}` ignored: field {f.id} {ignored_text(f.id)}"
                             for s, f in g.ignored if s == sid)
+            merged = plan.row_merge is not None and bool(files) \
+                and all(f.path in plan.row_merge.merged for f in files)
             groups.append(GroupExplanation(
                 sid, len(files), sum(f.row_count for f in files), g.by_id,
                 tuple(ColumnExplanation(c.target.name, c.target.id, c.kind,
+                                        MERGED_ELSEWHERE if merged and c.kind == "null" else
                                         column_text(c, sid, dropped_in.get(c.target.id),
                                                     target_id, mode,
                                                     ranges_of(files, c)))
@@ -237,8 +246,11 @@ def explain(plan: ReadPlan, history: TableHistory | None = None,
 
 
 def merge_text(plan: ReadPlan) -> str | None:
-    """How a primary-key table's rows are merged, or None for an append table."""
+    """How a primary-key table's rows are merged, how a data-evolution table's files are
+    merged by row id, or None for an append table."""
     pk = plan.target.primary_keys
+    if plan.row_merge is not None and plan.row_merge.groups:
+        return "\n".join(merge_lines(plan))
     if plan.merge_engine is None:
         return None
     if plan.deletion_vectors:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from schemalab import forms
 from schemalab.engine.plan import ColumnRead, ReadPlan
+from schemalab.engine.row_merge import merge_lines
 from schemalab.errors import SchemaLabError
 from schemalab.explain.read import ColumnExplanation, explain
 from schemalab.explain.values import value_text
@@ -176,8 +177,11 @@ def why(plan: ReadPlan, history: TableHistory, spark: SparkSession, column: str,
                                c.kind if c is not None else "null", note))
     deleted, deletes = _deletes(plan, ex.deletes, spark, where) if _has_deletes(plan) \
         else (0, [])
+    merge = ex.merge
+    if plan.row_merge is not None and plan.row_merge.groups:
+        merge = "\n".join(merge_lines(plan, top.id))
     return WhyAnswer(plan.table, column, fid, plan.snapshot_id, plan.target.id,
-                     ex.mode_text, where, tuple(story), tuple(groups), merge=ex.merge,
+                     ex.mode_text, where, tuple(story), tuple(groups), merge=merge,
                      deletes=tuple(deletes), deleted=deleted, binding=ex.binding)
 
 
@@ -331,12 +335,11 @@ def _ignored_note(groups: Any, schema_id: int, column: str) -> str:
 
 
 def _explained(groups: Any, schema_id: int, name: str) -> ColumnExplanation | None:
-    for g in groups:
-        if g.schema_id == schema_id:
-            for c in g.columns:
-                if c.column == name:
-                    return c
-    return None
+    """How the files of ``schema_id`` give column ``name`` (a data-evolution merge: the
+    files that supply it, before those that leave it to another file)."""
+    found = [c for g in groups if g.schema_id == schema_id for c in g.columns
+             if c.column == name]
+    return next((c for c in found if c.kind != "null"), found[0] if found else None)
 
 
 def _column_read(plan: ReadPlan, schema_id: int, name: str) -> ColumnRead | None:
@@ -355,8 +358,9 @@ def _norm(path: str) -> str:
     return os.path.normpath(path)
 
 
-def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
-    """The rows the read returns, each with the file it came from. A primary-key table's
+def _rows(plan: ReadPlan, spark: SparkSession, field_id: int | None = None) -> DataFrame:
+    """The rows the read returns, each with the file it came from (a data-evolution merge:
+    the file that supplied field ``field_id``). A primary-key table's
     rows are its deduplicate merge's winners (the version with the highest sequence number
     of each key, unless it retracts the key)."""
     from pyspark.sql import Window
@@ -366,6 +370,11 @@ def _rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     from schemalab.engine.scan import KIND_COL, SEQ_COL, read_group
     from schemalab.engine.spark_reader import quote
 
+    if plan.row_merge is not None:
+        from schemalab.engine.row_merge_read import row_merge_read
+
+        first = plan.target.fields[0].id if plan.target.fields else -1
+        return row_merge_read(plan, spark, first if field_id is None else field_id)
     if not plan.merges:
         frames = [read_group(plan, g, spark, with_file=True) for g in plan.groups if g.files]
         df = frames[0]
@@ -415,7 +424,8 @@ def _counts(plan: ReadPlan, spark: SparkSession, column: str, where: str | None
     from schemalab.engine.scan import FILE_COL
     from schemalab.engine.spark_reader import quote
 
-    df = _filtered(plan, _rows(plan, spark), where)
+    top = next((f for f in plan.target.fields if f.name == column.split(".")[0]), None)
+    df = _filtered(plan, _rows(plan, spark, None if top is None else top.id), where)
     schema_of = {_norm(f.path): f.schema_id for f in plan.files}
     # the files as Spark names them (URIs), then each row's schema id through a small map
     uris = [r[0] for r in df.select(FILE_COL).distinct().collect()]

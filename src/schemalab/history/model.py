@@ -6,7 +6,7 @@ a :class:`TableHistory`; widgets, rich HTML reprs and the CLI all draw on this o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +15,28 @@ from schemalab.errors import NotFoundError
 from schemalab.history.lineage import diff
 from schemalab.history.snapshots import SnapshotChange, SnapshotNode
 from schemalab.history.versions import FieldLineage, SchemaDiff, SchemaVersion
+from schemalab.refs import MAIN, Ref
 
 TREE_CACHE = 64
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """Where a branch left main: the newest snapshot both have (same id and commit time),
+    and the tags on it (a Paimon branch created from a tag forks at the tag's snapshot).
+    ``snapshot_id`` is None for a branch that shares no snapshot with main (created empty,
+    or main has expired the fork)."""
+
+    branch: str
+    snapshot_id: int | None
+    time_millis: int | None
+    tags: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.snapshot_id is None:
+            return f"branch {self.branch}: shares no snapshot with main"
+        on = f" (tag {', '.join(self.tags)})" if self.tags else ""
+        return f"branch {self.branch} forked from main at snapshot {self.snapshot_id}{on}"
 
 
 @dataclass(frozen=True)
@@ -38,6 +58,22 @@ class TableHistory:
     #: what a run of snapshots changed (``ids -> [SnapshotChange]``), read from the format's
     #: own record of each commit (Paimon's delta manifest lists); None: from the trees
     changes_loader: Any = field(default=None, compare=False, repr=False)
+    #: every branch and tag (``main`` first); see :mod:`schemalab.history.graph`
+    refs: tuple[Ref, ...] = ()
+    #: one history per branch ref (``main`` too), by branch name
+    branches: Mapping[str, TableHistory] = field(default_factory=dict, repr=False)
+    #: where each branch other than main left main
+    forks: Mapping[str, ForkPoint] = field(default_factory=dict)
+    #: snapshot id -> what became of a snapshot no branch reaches ("staged", "rolled back",
+    #: "kept by a tag")
+    marks: Mapping[int, str] = field(default_factory=dict)
+    #: Iceberg's snapshot-log: (snapshot id, when it became current), oldest first; it
+    #: differs from the parent lineage after a rollback
+    snapshot_log: tuple[tuple[int, int], ...] = ()
+    #: why the history is incomplete (a catalog that returned only referenced snapshots),
+    #: and the snapshots it lacks; None: complete
+    partial: str | None = None
+    missing_snapshot_ids: tuple[int, ...] = ()
     #: snapshot id -> position in ``snapshots``, and the last trees loaded (see tree())
     _positions: dict[int, int] = field(default_factory=dict, init=False, compare=False,
                                        repr=False)
@@ -108,6 +144,20 @@ class TableHistory:
     def diff(self, old_id: int, new_id: int) -> SchemaDiff:
         return diff(self.schemas, old_id, new_id, table=self.name)
 
+    def branch(self, name: str) -> TableHistory:
+        """The history of branch ``name`` (``main``: this history if no branch was listed)."""
+        if name in self.branches:
+            return self.branches[name]
+        if name == MAIN and not self.branches:
+            return self
+        have = ", ".join(self.branches) or "main"
+        raise NotFoundError(f"Table {self.name} has no branch {name!r} (branches: {have})",
+                            table=self.name, rule="ref-must-exist")
+
+    def tags_at(self, snapshot_id: int) -> list[str]:
+        """The names of the tags on snapshot ``snapshot_id``."""
+        return [r.name for r in self.refs if r.kind == "tag" and r.snapshot_id == snapshot_id]
+
     def lineage_of(self, field_id: int) -> FieldLineage:
         for lin in self.lineage:
             if lin.field_id == field_id:
@@ -117,11 +167,23 @@ class TableHistory:
 
     def to_json(self, snapshot_ids: Sequence[int] | None = None) -> dict[str, Any]:
         """The shape of ``schemalab inspect --json`` (the public contract) (of every
-        snapshot, or of ``snapshot_ids``)."""
+        snapshot, or of ``snapshot_ids``). ``refs`` lists every branch and tag;
+        ``branches`` holds every branch but main in the top level's shapes (the top level is
+        the table: main, and for Iceberg every snapshot the metadata keeps)."""
+        out = {"format": self.format, "location": self.location,
+               **self._shapes(snapshot_ids)}
+        out["refs"] = [r.to_json() for r in self.refs]
+        out["branches"] = {name: h._shapes(snapshot_ids) for name, h in self.branches.items()
+                           if name != MAIN}
+        if self.partial:
+            out["partial"] = {"reason": self.partial,
+                              "missing_snapshot_ids": list(self.missing_snapshot_ids)}
+        return out
+
+    def _shapes(self, snapshot_ids: Sequence[int] | None) -> dict[str, Any]:
+        """The top-level shapes of ``to_json``: schemas, lineage, snapshots."""
         wanted = None if snapshot_ids is None else set(snapshot_ids)
         return {
-            "format": self.format,
-            "location": self.location,
             "schemas": [{
                 "id": v.id, "time_millis": v.time_millis,
                 "fields": [{"id": f.id, "name": f.full_name, "type": f.type,
@@ -135,6 +197,7 @@ class TableHistory:
             "snapshots": [{
                 "id": s.id, "parent_id": s.parent_id, "schema_id": s.schema_id,
                 "time_millis": s.time_millis, "kind": s.kind, "record_count": s.record_count,
+                **({"operation": s.summary["operation"]} if "operation" in s.summary else {}),
                 "files": [{"path": f.path, "schema_id": f.schema_id, "row_count": f.row_count,
                            "partition": {k: _jsonable(v) for k, v in f.partition.items()},
                            "bucket": f.bucket} for f in self.tree(s.id).live_files],

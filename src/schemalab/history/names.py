@@ -19,8 +19,11 @@ close names for a typo.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+from schemalab.errors import SqlError
 from schemalab.history.versions import FieldLineage
 
 
@@ -74,3 +77,19 @@ def unknown_name_hint(lineage: Sequence[FieldLineage], name: str, current: Seque
         return known[0].upper() + known[1:] + "."
     near = close_names(name, current)
     return f"Did you mean {near}?" if near else ""
+
+
+def unresolved_column(e: Exception, tables: Sequence[Any]) -> SqlError | None:
+    """Spark's "cannot resolve column" with what ``tables``' histories know of the name
+    (renamed, dropped), or None to let Spark's own error stand."""
+    m = re.search(r"UNRESOLVED_COLUMN[^\]]*\] A column[^`]*`([^`]+)`", str(e))
+    if m is None:
+        return None
+    column = m.group(1)
+    for t in tables:
+        known = name_history(t.history().lineage, column)
+        if known:
+            return SqlError(f"Cannot resolve column `{column}` (Spark's UNRESOLVED_COLUMN): "
+                            f"in {t.name}, {known}.", table=t.name, column=column,
+                            rule="column-must-exist")
+    return None

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from schemalab import fileio
+from schemalab import fileio, progress
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import FileNode, ManifestListNode, ManifestNode, SnapshotNode
@@ -198,7 +198,7 @@ def iceberg_history(table: IcebergSource) -> TableHistory:
         format="iceberg", location=table.path, name=table.name, schemas=tuple(versions),
         lineage=tuple(compute_lineage(lineage_seq)), snapshots=snaps,
         other_versions=tuple(other), current_schema_id=md.current_schema_id,
-        tree_loader=lambda sid: _history_tree(table, sid))
+        snapshot_log=md.snapshot_log, tree_loader=lambda sid: _history_tree(table, sid))
 
 
 def _history_tree(table: IcebergSource, snapshot_id: int) -> SnapshotNode:
@@ -224,7 +224,7 @@ def snapshot_tree(table: IcebergSource, snapshot_id: int) -> SnapshotNode:
     current = table.schema
     manifests = []
     live: list[FileNode] = []
-    for mf in table.manifest_files(snap):
+    for mf in progress.track(table.manifest_files(snap), "reading manifests", unit="manifests"):
         m = table.manifest(mf)
         nodes = tuple(_file_node(table, e, current, m.schema_id) for e in m.entries)
         live.extend(n for n, e in zip(nodes, m.entries, strict=True)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from schemalab import fileio
+from schemalab import fileio, progress
 from schemalab.errors import SchemaLabError, TableNotFoundError
 from schemalab.format import name_from_path
 from schemalab.iceberg.locate import find_current_metadata
@@ -256,7 +256,8 @@ class IcebergSource:
             return [], []
         data: list[IcebergDataFile] = []
         deletes: list[IcebergDataFile] = []
-        for mf in self.manifest_files(snap):
+        for mf in progress.track(self.manifest_files(snap), "reading manifests",
+                                 unit="manifests"):
             for e in self.manifest(mf).entries:
                 if not e.live:
                     continue

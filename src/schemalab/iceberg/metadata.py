@@ -58,6 +58,11 @@ class IcebergSchema:
     fields: tuple[IcebergNestedField, ...]
     identifier_field_ids: tuple[int, ...] = ()
 
+    @property
+    def id(self) -> int:
+        """``schema_id``, under the name a Paimon schema gives its id (format-neutral views)."""
+        return self.schema_id
+
     @functools.cached_property
     def index(self) -> dict[int, tuple[tuple[str, ...], IcebergNestedField]]:
         """Every field id (nested, list elements, map keys/values too) → (path, field).
@@ -329,6 +334,12 @@ def _parse_table_metadata(d: Any, path: str) -> TableMetadata:
                          if isinstance(e, dict) and "metadata-file" in e and "timestamp-ms" in e)
     properties = {str(k): str(val) for k, val in get("properties", dict, {}).items()}
     refs = {str(k): r for k, r in get("refs", dict, {}).items() if isinstance(r, dict)}
+    known = {s.snapshot_id for s in snapshots}
+    for name, r in refs.items():
+        # Java refuses such metadata too ("Snapshot for reference ... does not exist")
+        if r.get("snapshot-id") not in known:
+            raise CorruptFileError(path, f"ref {name!r} names snapshot {r.get('snapshot-id')!r}, "
+                                         "which is not in the metadata's snapshots")
     if current_snapshot_id is not None and "main" not in refs:
         refs["main"] = {"snapshot-id": current_snapshot_id, "type": "branch"}
     return TableMetadata(

@@ -22,10 +22,10 @@ from schemalab.paimon.features import (
     check_writable_features,
     row_tracking_enabled,
 )
+from schemalab.paimon.listing import ManifestReader
 from schemalab.paimon.manifest import FileKind, FileNamer, ManifestEntry, ManifestFileMeta
 from schemalab.paimon.manifest_codec import (
     manifest_file_meta,
-    read_manifest_list,
     write_manifest,
     write_manifest_list,
 )
@@ -41,17 +41,17 @@ def commit(table_path: str, table: str, schema: TableSchema,
            entries: Sequence[ManifestEntry], *, kind: str = "APPEND",
            commit_user: str | None = None,
            replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None,
-           keep_index: bool = True) -> Snapshot | None:
+           keep_index: bool = True, reader: ManifestReader | None = None,
+           meta_path: str | None = None) -> Snapshot | None:
     """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
 
     ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
     builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
     would miss files another writer added meanwhile (they would survive the overwrite, and
-    two racing overwrites of one partition would both stay live).
-
-    ``keep_index``: the new snapshot keeps the latest one's index manifest (deletion vectors,
-    hash indexes), as Java's commit does for files it does not rewrite; a compaction that
-    rewrote every file with a deletion vector passes False to drop them."""
+    two racing overwrites of one partition would both stay live). ``keep_index``: the new
+    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as
+    Java's commit does for files it does not rewrite; a compaction that rewrote every file
+    with a deletion vector passes False. ``meta_path``: a branch's dir."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line
@@ -68,8 +68,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
 
     delta_entries: list[ManifestEntry] = []
     manifest_name, delta_meta = "", None  # written on the first attempt
-    snapshots = SnapshotManager(table_path, table)
-    schemas = SchemaManager(table_path, table)
+    snapshots = SnapshotManager(meta_path or table_path, table)
+    schemas = SchemaManager(meta_path or table_path, table)
     user = commit_user or str(uuid.uuid4())
     tracking = row_tracking_enabled(schema)
     for attempt in range(MAX_ATTEMPTS):
@@ -87,13 +87,11 @@ def commit(table_path: str, table: str, schema: TableSchema,
         added = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.ADD)
         removed = sum(e.file.row_count for e in delta_entries if e.kind == FileKind.DELETE)
         base_name, base_size, delta_name, delta_size = _write_lists(
-            manifest_dir, namer, latest, delta_meta)
+            manifest_dir, namer, latest, delta_meta, reader or ManifestReader(table_path))
         previous_total = (latest.total_record_count or 0) if latest else 0
-        # As Java's FileStoreCommitImpl: the snapshot records the table's latest schema at
-        # commit time, not the writer's. An ALTER may have landed while the files were being
-        # written (they keep their own schema id in the manifest); a snapshot older than its
-        # files' schema would make time travel drop their new columns, and snapshot schema
-        # ids would go backwards.
+        # As Java's FileStoreCommitImpl: the table's latest schema at commit time, not the
+        # writer's (an ALTER may have landed meanwhile; an older snapshot schema would make
+        # time travel drop the files' new columns, and snapshot schema ids go backwards).
         schema_id = max([schema.id, *schemas.list_ids()])
         snap = Snapshot(
             id=(latest.id + 1) if latest else 1, schema_id=schema_id,
@@ -129,13 +127,14 @@ def _with_row_ids(entries: list[ManifestEntry], latest: Snapshot | None
 
 
 def _write_lists(manifest_dir: str, namer: FileNamer, latest: Snapshot | None,
-                 delta_meta: ManifestFileMeta) -> tuple[str, int, str, int]:
+                 delta_meta: ManifestFileMeta, reader: ManifestReader
+                 ) -> tuple[str, int, str, int]:
     """The base manifest list (every manifest of ``latest``) and the delta list (the new
     manifest): (base name, its size, delta name, its size)."""
     base: list[ManifestFileMeta] = []
     if latest is not None:
         for name in (latest.base_manifest_list, latest.delta_manifest_list):
-            base.extend(read_manifest_list(os.path.join(manifest_dir, name)))
+            base.extend(reader.metas(name))
     base_name, delta_name = namer.new_manifest_list(), namer.new_manifest_list()
     base_size = write_manifest_list(os.path.join(manifest_dir, base_name), base)
     delta_size = write_manifest_list(os.path.join(manifest_dir, delta_name), [delta_meta])

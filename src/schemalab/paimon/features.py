@@ -47,27 +47,20 @@ def _enabled(schema: TableSchema, option: str) -> bool:
 
 
 def check_whole_rows(entries: Iterable[ManifestEntry], table: str) -> None:
-    """Refuse files that hold only some columns of their rows (data evolution): read as
-    files of rows they would be wrong rows."""
+    """Refuse the files schemalab cannot read: a data-evolution table's ``.blob`` files (a
+    BLOB column's values stored apart from the rows, merged on read by row id)."""
     for e in entries:
-        if e.file.write_cols is not None:
-            cols = ", ".join(e.file.write_cols)
+        if e.file.file_name.endswith(".blob"):
             raise UnsupportedFeatureError(
-                f"Read of {table} refused: data file {e.file.file_name} holds only the "
-                f"column(s) {cols} of the rows from row id {e.file.first_row_id} on, written "
-                f"by a data-evolution UPDATE ('{DATA_EVOLUTION}'); schemalab does not yet "
-                "merge column files by row id, and reading them as rows would return wrong "
-                "rows.", table=table, feature="data evolution", option=DATA_EVOLUTION)
+                f"Read of {table} refused: data file {e.file.file_name} holds the BLOB "
+                f"column(s) {', '.join(e.file.write_cols or ())} of the rows from row id "
+                f"{e.file.first_row_id} on, written by a data-evolution table "
+                f"('{DATA_EVOLUTION}'); schemalab does not read BLOB files.", table=table,
+                feature="BLOB files", option=DATA_EVOLUTION)
 
 
 def check_readable_features(schema: TableSchema, table: str) -> None:
     """Refuse a read in ``schema`` that schemalab would get wrong."""
-    if _enabled(schema, DATA_EVOLUTION):
-        raise UnsupportedFeatureError(
-            f"Read of {table} refused: the table uses data evolution ('{DATA_EVOLUTION}' = "
-            "'true'), whose UPDATEs write files of some columns merged on read by row id; "
-            "schemalab does not read such tables yet.", table=table,
-            feature="data evolution", option=DATA_EVOLUTION)
     for key, value in sorted(schema.effective_options().items()):
         m = _DEFAULT_VALUE_OPTION.match(key)
         if m:
@@ -77,6 +70,11 @@ def check_readable_features(schema: TableSchema, table: str) -> None:
                 "NULL it reads and Java Paimon 2.0 ignores; schemalab cannot tell which of "
                 "the two this table's readers expect, so it returns neither silently.",
                 table=table, column=m.group(1), feature="default value", option=key)
+
+
+def data_evolution_enabled(schema: TableSchema) -> bool:
+    """Data evolution is on: a read merges files of some columns by row id."""
+    return _enabled(schema, DATA_EVOLUTION)
 
 
 def row_tracking_enabled(schema: TableSchema) -> bool:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from schemalab import progress
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import (
@@ -117,18 +118,23 @@ def schema_version(s: TableSchema) -> SchemaVersion:
 
 
 def paimon_history(path: str, name: str, schemas: SchemaManager, snapshots: SnapshotManager,
-                   reader: ManifestReader | None = None) -> TableHistory:
+                   reader: ManifestReader | None = None,
+                   kept: Mapping[int, Snapshot] | None = None) -> TableHistory:
     """The history of the Paimon table at ``path`` (``name`` in messages); its trees read
-    manifests through ``reader`` (a table object's, which keeps what it read)."""
+    manifests through ``reader`` (a table object's, which keeps what it read). ``kept``: the
+    snapshots only a tag keeps (expired from ``snapshot/``, copied in ``tag/tag-<name>``),
+    listed among the others by id."""
     with gc_paused():  # see gc_paused: the cost stays linear in the history
         all_schemas = schemas.list_all()
         versions = with_events([schema_version(s) for s in all_schemas])
         snaps = []
         prev: int | None = None
-        for snap in snapshots.get_all(snapshots.list_ids()):
+        listed = snapshots.get_all(snapshots.list_ids())
+        extra = [v for k, v in (kept or {}).items() if k not in {s.id for s in listed}]
+        for snap in sorted([*listed, *extra], key=lambda s: s.id):
             snaps.append(snapshot_node(snap, prev))
             prev = snap.id
-        loader = _TreeLoader(path, schemas, snapshots, snaps, reader)
+        loader = _TreeLoader(path, schemas, snapshots, snaps, reader, {s.id: s for s in extra})
         return TableHistory(
             format="paimon", location=path, name=name, schemas=tuple(versions),
             lineage=tuple(compute_lineage(versions, precomputed=True)),
@@ -144,10 +150,12 @@ class _TreeLoader:
     snapshots share."""
 
     def __init__(self, path: str, schemas: SchemaManager, snapshots: SnapshotManager,
-                 snaps: list[SnapshotNode], reader: ManifestReader | None = None) -> None:
+                 snaps: list[SnapshotNode], reader: ManifestReader | None = None,
+                 kept: Mapping[int, Snapshot] | None = None) -> None:
         self.path = path
         self.schemas = schemas
         self.snapshots = snapshots
+        self.kept = dict(kept or {})
         self.current = schemas.latest()
         self.nodes = {s.id: s for s in snaps}
         self.reader = reader or ManifestReader(path)
@@ -165,8 +173,8 @@ class _TreeLoader:
         out: list[SnapshotChange] = []
         prev_id: int | None = None
         live = 0
-        for sid in snapshot_ids:
-            snap = self.snapshots.get(sid)
+        for sid in progress.track(snapshot_ids, "reading snapshots", unit="snapshots"):
+            snap = self._snapshot(sid)
             delta = self.reader.read_list("delta", snap.delta_manifest_list)
             entries = [e for m in delta.manifests for e in m.entries]
             added = [e for e in entries if e.kind == FileKind.ADD]
@@ -182,11 +190,15 @@ class _TreeLoader:
         if prev_id is not None and len(snapshot_ids) > 1:
             # the newest base list is what every read of today's table starts from: a damaged
             # one is named here too, not only when the table is read
-            self.reader.read_list("base", self.snapshots.get(prev_id).base_manifest_list)
+            self.reader.read_list("base", self._snapshot(prev_id).base_manifest_list)
         return out
 
+    def _snapshot(self, snapshot_id: int) -> Snapshot:
+        kept = self.kept.get(snapshot_id)
+        return kept if kept is not None else self.snapshots.get(snapshot_id)
+
     def __call__(self, snapshot_id: int) -> SnapshotNode:
-        snap = self.snapshots.get(snapshot_id)
+        snap = self._snapshot(snapshot_id)
         lists_read = [self.reader.read_list("base", snap.base_manifest_list),
                       self.reader.read_list("delta", snap.delta_manifest_list)]
         live_entries = replay(lists_read)
@@ -217,7 +229,9 @@ def snapshot_node(snap: Snapshot, parent: int | None) -> SnapshotNode:
         snap.id, parent, snap.schema_id, snap.time_millis, snap.commit_kind,
         snap.total_record_count,
         summary={"commit_user": snap.commit_user, "delta_record_count":
-                 snap.delta_record_count, "writer": snap.writer_version},
+                 snap.delta_record_count, "writer": snap.writer_version,
+                 # Paimon 2.x: what the commit did (a data-evolution UPDATE, ...)
+                 **({} if snap.operation is None else {"operation": snap.operation})},
         record_count_text="totalRecordCount: records in the live data files, before merges "
                           "and deletion vectors")
 

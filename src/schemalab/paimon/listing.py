@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from schemalab import fileio
+from schemalab import fileio, progress
 from schemalab.errors import CorruptFileError
 from schemalab.paimon.manifest import FileIdentifier, FileKind, ManifestEntry, ManifestFileMeta
 from schemalab.paimon.manifest_codec import read_manifest, read_manifest_list
@@ -89,13 +89,17 @@ class ManifestReader:
             cache.move_to_end(name)
         return value
 
+    def metas(self, file_name: str) -> list[ManifestFileMeta]:
+        """The manifests manifest list ``file_name`` names (not the manifests' entries)."""
+        return list(self._cached(self._lists, file_name, read_manifest_list))
+
     def read_list(self, kind: str, file_name: str) -> ManifestListRead:
         metas = self._cached(self._lists, file_name, read_manifest_list)
         return ManifestListRead(kind, file_name, tuple(
             ManifestRead(m, self._cached(self._manifests, m.file_name,
                                          lambda p: tuple(read_manifest(p))),
                          os.path.join(self.manifest_dir, m.file_name))
-            for m in metas))
+            for m in progress.track(metas, f"reading {kind} manifests", unit="manifests")))
 
 
 def replay(lists: Sequence[ManifestListRead]) -> list[ManifestEntry]:

@@ -11,7 +11,12 @@ from schemalab import fileio
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.errors import SchemaLabError
 from schemalab.explain.casts import FileRange
-from schemalab.paimon.features import check_readable_features, check_whole_rows
+from schemalab.paimon.data_evolution import plan_row_tracking_read
+from schemalab.paimon.features import (
+    check_readable_features,
+    check_whole_rows,
+    data_evolution_enabled,
+)
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.listing import BucketDirs, partition_values
 from schemalab.paimon.manifest import ManifestEntry
@@ -46,7 +51,8 @@ def data_files(path: str, table: str, snapshot: Snapshot | None,
             delete_row_count=e.file.delete_row_count,
             key_range=file_key_range(e.file.min_key, e.file.max_key, s)
             if s.primary_keys and key_range_ordered(s) else None,
-            format=file_format(e.file.file_name, s), deletes=deletes))
+            format=file_format(e.file.file_name, s), deletes=deletes,
+            first_row_id=e.file.first_row_id, write_cols=e.file.write_cols))
     return out
 
 
@@ -54,8 +60,11 @@ def plan_paimon_read(table: str, target: TableSchema, snapshot: Snapshot | None,
                      files: Sequence[DataFile],
                      schema_at: Callable[[int], TableSchema]) -> ReadPlan:
     """The read plan of ``files`` (the live files of ``snapshot``) in ``target``: a
-    primary-key table's plan carries its merge options."""
+    primary-key table's plan carries its merge options, a data-evolution table's how its
+    files merge by row id."""
     check_readable_features(target, table)
+    if data_evolution_enabled(target) or any(f.write_cols is not None for f in files):
+        return plan_row_tracking_read(table, target, snapshot, files, schema_at)
     try:
         mode = cast_mode(target.effective_options())
     except ValueError as e:

@@ -57,6 +57,7 @@ class Table(Protocol):
 
     path: str
     name: str
+    meta_path: str  # a branch's own directory (the table's for main)
 
     @property
     def schema(self) -> TableSchema: ...
@@ -233,7 +234,7 @@ def _java_duration(value: Any) -> str | None:
 
 
 def _tags(t: Table) -> list[tuple[Any, ...]]:
-    tag_dir = os.path.join(t.path, "tag")
+    tag_dir = os.path.join(t.meta_path, "tag")  # a branch object: its own tags
     rows = []
     for name in sorted(n for n in fileio.list_names(tag_dir) if n.startswith(_TAG_PREFIX)):
         path = os.path.join(tag_dir, name)
@@ -450,7 +451,7 @@ def system_table(t: Table, name: str) -> SystemTable:
     m = _NAME.match(name)
     key = m.group(1).lower() if m else None
     if key is None or key not in SYSTEM_TABLES:
-        known = ", ".join(f"${k}" for k in SYSTEM_TABLES)
+        known = ", ".join(f"${k}" for k in (*SYSTEM_TABLES, "audit_log", "row_tracking"))
         raise SqlError(f"Table {t.name} has no system table {name!r}; schemalab reads Paimon's "
                        f"{known}", table=t.name, rule="unknown-system-table")
     columns, rows = SYSTEM_TABLES[key]

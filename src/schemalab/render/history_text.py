@@ -91,6 +91,8 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
     lineages = flt.fields(h)
     field_ids = {lin.field_id for lin in lineages}
     out = [f"{h.name} ({h.format}) at {h.location}", "", "Schema versions:"]
+    if h.partial:
+        out[1:1] = [f"PARTIAL HISTORY: {h.partial}"]
     shown = 0
     for v in h.schemas:
         if flt.since is not None and (v.time_millis or 0) < flt.since:
@@ -119,9 +121,27 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
             flags += f"  [swapped with field {', '.join(map(str, lin.swapped_with))}]"
         kinds = ", ".join(f"{ev.kind}@{ev.schema_id}" for ev in lin.events)
         out.append(f"  field {lin.field_id}: {' → '.join(lin.names)}  ({kinds}){flags}")
+    out.extend(refs_lines(h))
     out += ["", "Snapshots:"]
     out.extend(_snapshot_lines(h, flt))
     return "\n".join(out)
+
+
+def refs_lines(h: TableHistory) -> list[str]:
+    """The "Refs:" section: each branch and tag with its snapshot and the schema a read of
+    it binds, each branch's fork from main, and the snapshots no branch reaches."""
+    if not h.refs:
+        return []
+    out = ["", "Refs:"]
+    for r in h.refs:
+        retention = ", ".join(f"{k}={v}" for k, v in r.properties.items())
+        fork = h.forks.get(r.name)
+        out.append(f"  {r.kind} {r.name}: snapshot {r.snapshot_id}, reads in schema "
+                   f"{r.schema_id}" + (f" ({retention})" if retention else "")
+                   + (f"; {fork}" if fork is not None else ""))
+    for sid, mark in h.marks.items():
+        out.append(f"  snapshot {sid}: {mark}")
+    return out
 
 
 def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
@@ -137,11 +157,18 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
         return ["  (none)"]
     out: list[str] = []
     changes = {c.snapshot_id: c for c in h.changes([s.id for s in snaps])}
+    off_main = _off_main(h)
     for s in snaps:
         c = changes[s.id]
-        out.append(f"  snapshot {s.id} ({s.kind}, schema {s.schema_id}, "
+        labels = [f"branch {n}" for n in off_main.get((s.id, s.time_millis), ())]
+        labels += [f"tag {n}" for n in h.tags_at(s.id)]
+        labels += [h.marks[s.id]] if s.id in h.marks else []
+        more = f" [{', '.join(labels)}]" if labels else ""
+        op = s.summary.get("operation")
+        kind = s.kind if op is None else f"{s.kind}, operation {op}"
+        out.append(f"  snapshot {s.id} ({kind}, schema {s.schema_id}, "
                    f"{rows_text(s.record_count)}) {time_text(s.time_millis)}: "
-                   f"+{len(c.added)} −{len(c.removed)} files, {c.live_files} live")
+                   f"+{len(c.added)} −{len(c.removed)} files, {c.live_files} live{more}")
         out.extend(f"    + {file_text(f)}" for f in c.added)
         out.extend(f"    − {file_text(f)}" for f in c.removed)
         if flt.snapshot is not None:
@@ -150,6 +177,21 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
             live = h.tree(s.id).live_files
             out.append(f"    live files ({len(live)}):")
             out.extend(f"      {file_text(f)}" for f in live)
+    return out
+
+
+def _off_main(h: TableHistory) -> dict[tuple[int, int | None], list[str]]:
+    """(snapshot id, commit time) → the branches other than main that hold it, for snapshots
+    main does not (an Iceberg table's one snapshot list holds every branch's; a Paimon
+    branch numbers its own snapshots, so an id alone may name another snapshot on main)."""
+    if "main" not in h.branches:
+        return {}
+    on_main = {(s.id, s.time_millis) for s in h.branches["main"].snapshots}
+    out: dict[tuple[int, int | None], list[str]] = {}
+    for name, b in h.branches.items():
+        for s in b.snapshots:
+            if name != "main" and (s.id, s.time_millis) not in on_main:
+                out.setdefault((s.id, s.time_millis), []).append(name)
     return out
 
 

@@ -163,6 +163,11 @@ def _apply_update_comment(d: _Draft, change: UpdateComment) -> None:
 
 
 def _apply_add_column(d: _Draft, change: AddColumn) -> None:
+    if change.default is not None:
+        name = path_text(change.path)
+        raise d.ctx.fail(f"Unsupported DEFAULT for column {name}: Paimon adds no column with a "
+                         f"default; add it, then ALTER COLUMN {name} SET DEFAULT "
+                         f"{change.default}", column=name, rule="unsupported-sql")
     if not change.data_type.nullable:
         raise d.ctx.fail(
             f"Column {path_text(change.path)} cannot specify NOT NULL in the "

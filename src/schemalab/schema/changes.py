@@ -57,9 +57,14 @@ class AddColumn:
     data_type: DataType
     comment: str | None = None
     move: Move | None = None
+    #: ``DEFAULT <literal>`` as written (Iceberg v3's initial and write default; Paimon
+    #: refuses it)
+    default: str | None = None
 
     def sql(self) -> str:
         text = f"ADD COLUMN {_path_sql(self.path)} {self.data_type.sql()}"
+        if self.default is not None:
+            text += f" DEFAULT {self.default}"
         if self.comment is not None:
             text += " COMMENT " + sql_string(self.comment)
         if self.move is not None:

@@ -22,6 +22,7 @@ from schemalab.sql.statements import (
     DeleteFrom,
     DescribeTable,
     DropTable,
+    IcebergAlter,
     Insert,
     Query,
     RenameTable,
@@ -31,7 +32,8 @@ from schemalab.sql.statements import (
 )
 
 __all__ = [
-    "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "Insert",
+    "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "IcebergAlter",
+    "Insert",
     "Query", "RenameTable", "ShowTables", "Statement", "TableName", "parse_statement",
     "parse_statements", "rewrite_tables", "split_statements",
 ]

@@ -128,6 +128,8 @@ def create_table(parsed: Parsed) -> CreateTable:
     comment: str | None = None
     options: dict[str, str] = {}
     seen: set[str] = set()
+    using: str | None = None
+    partitioned: exp.Expr | None = None
     for prop in tree.args["properties"].expressions if tree.args.get("properties") else []:
         clause = _clause_of(prop)
         if clause in ("PARTITIONED", "COMMENT", "USING"):
@@ -135,7 +137,7 @@ def create_table(parsed: Parsed) -> CreateTable:
                 raise s.syntax(f"{clause} is given twice")
             seen.add(clause)
         if isinstance(prop, exp.PartitionedByProperty):
-            partition_keys = _partition_keys(s, prop.this, columns)
+            partitioned = prop.this
         elif isinstance(prop, exp.SchemaCommentProperty):
             comment = prop.this.name
         elif type(prop) is exp.Property:  # TBLPROPERTIES; the clauses are subclasses
@@ -144,10 +146,11 @@ def create_table(parsed: Parsed) -> CreateTable:
                 raise s.syntax(f"property {key!r} is given twice")
             options[key] = _property_value(prop)
         elif isinstance(prop, exp.FileFormatProperty) and not prop.args.get("hive_format"):
-            if prop.name.lower() != "paimon":
+            using = prop.name.lower()
+            if using not in ("paimon", "iceberg"):
                 raise s.unsupported(f"Unsupported USING {prop.name} in CREATE TABLE: schemalab "
-                                    "tables are Paimon tables; write USING paimon or leave "
-                                    "USING out")
+                                    "tables are Paimon or Iceberg tables; write USING paimon, "
+                                    "USING iceberg or leave USING out")
         elif isinstance(prop, exp.FileFormatProperty):
             raise s.unsupported(_create_clause("STORED", "leave STORED AS out: files are "
                                                          "Parquet"))
@@ -155,6 +158,16 @@ def create_table(parsed: Parsed) -> CreateTable:
             clause, advice = _CREATE_CLAUSE_ADVICE.get(
                 type(prop), (prop.sql(dialect="spark"), "leave it out"))
             raise s.unsupported(_create_clause(clause, advice))
+    transforms: tuple[tuple[str, str], ...] = ()
+    if partitioned is not None and using == "iceberg":
+        transforms = iceberg_transforms(s, partitioned, columns)
+    elif partitioned is not None and using is None and any(
+            not isinstance(e, exp.Identifier | exp.Column | exp.ColumnDef)
+            for e in (partitioned.expressions if isinstance(partitioned, exp.Schema)
+                      else [partitioned])):
+        transforms = iceberg_transforms(s, partitioned, columns)  # an Iceberg warehouse's
+    elif partitioned is not None:
+        partition_keys = _partition_keys(s, partitioned, columns)
     if "comment" in options:
         if comment is not None:
             raise s.syntax("the table comment is given twice: as COMMENT and as "
@@ -163,7 +176,7 @@ def create_table(parsed: Parsed) -> CreateTable:
     if not columns:
         raise s.syntax("a table needs columns: CREATE TABLE t (a INT, b STRING)")
     return CreateTable(name, tuple(columns), partition_keys, primary_keys, options, comment,
-                       bool(tree.args.get("exists")), s.text)
+                       bool(tree.args.get("exists")), s.text, using, transforms)
 
 
 def _create_clause(clause: str, advice: str) -> str:
@@ -369,12 +382,9 @@ def _add_column(s: _Statement, column: exp.ColumnDef) -> AddColumn:
                             "key is fixed when it is created", column=name)
     if options.extra:
         raise s.unsupported(_column_option_advice(options.extra[0], name), column=name)
-    if options.default is not None:
-        raise s.unsupported(f"Unsupported DEFAULT for column {name}: Paimon adds no column with "
-                            f"a default; add it, then ALTER COLUMN {name} SET DEFAULT "
-                            f"{options.default}", column=name)
     move = None if options.position is None else _position(path[-1], options.position)
-    return AddColumn(path, data_type.with_nullable(not options.not_null), options.comment, move)
+    return AddColumn(path, data_type.with_nullable(not options.not_null), options.comment, move,
+                     options.default)
 
 
 def _alter_column(s: _Statement, action: exp.AlterColumn) -> list[SchemaChange]:
@@ -530,3 +540,49 @@ def call(parsed: Parsed) -> CallStatement:
             raise s.syntax(f"argument {argument.name} is given twice")
         arguments.append((argument.name, text))
     return CallStatement(tree.name, tuple(arguments), s.text)
+
+
+#: Spark's partition transform functions (Iceberg's Spark catalog) → Iceberg's transforms
+_ICEBERG_TRANSFORMS = {"years": "year", "months": "month", "days": "day", "hours": "hour",
+                       "year": "year", "month": "month", "day": "day", "hour": "hour",
+                       "date_hour": "hour", "date": "day"}
+
+
+def iceberg_transforms(s: _Statement, fields: exp.Expr,
+                       columns: list[ColumnSpec]) -> tuple[tuple[str, str], ...]:
+    """``PARTITIONED BY (dt, bucket(16, id), days(ts), truncate(4, s))`` of an Iceberg table:
+    (transform, column) pairs in Iceberg's spelling (``identity``, ``bucket[16]``...)."""
+    out: list[tuple[str, str]] = []
+    for element in fields.expressions if isinstance(fields, exp.Schema) else [fields]:
+        width = element.args.get("expression")
+        if isinstance(element, exp.Identifier | exp.Column):
+            out.append(("identity", _dotted(element)))
+            continue
+        if isinstance(element, exp.PartitionedByBucket | exp.PartitionByTruncate) and \
+                isinstance(width, exp.Literal) and not width.is_string:
+            kind = "bucket" if isinstance(element, exp.PartitionedByBucket) else "truncate"
+            out.append((f"{kind}[{int(width.this)}]", _dotted(element.this)))
+            continue
+        if isinstance(element, exp.Anonymous | exp.Func) and len(element.expressions) == 1:
+            name = element.name.lower() if isinstance(element, exp.Anonymous) else \
+                element.sql_name().lower()
+            arg = element.expressions[0]
+            if name in _ICEBERG_TRANSFORMS and isinstance(arg, exp.Column | exp.Identifier):
+                out.append((_ICEBERG_TRANSFORMS[name], _dotted(arg)))
+                continue
+        if isinstance(element, exp.ColumnDef):
+            raise s.unsupported("An Iceberg table is partitioned by its columns: "
+                                "PARTITIONED BY (dt) or a transform, not a new typed column",
+                                column=element.name)
+        written = element.sql(dialect="spark")
+        raise s.unsupported(f"Unsupported partition transform {written} in PARTITIONED BY: "
+                            "Iceberg tables take identity columns, bucket(n, c), "
+                            "truncate(w, c), years(c), months(c), days(c), hours(c)",
+                            column=written)
+    return tuple(out)
+
+
+def _dotted(e: exp.Expr) -> str:
+    if isinstance(e, exp.Column):
+        return ".".join(p.name for p in e.parts)
+    return e.name

@@ -11,6 +11,7 @@ replaced (by temp views over their evolved reads).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -25,6 +26,7 @@ from schemalab.sql.statements import TableName
 _TABLE_QUERY = re.compile(r"TABLE\b", re.IGNORECASE)
 
 __all__ = ["query_sql", "read_query", "referenced_tables", "rewrite_query", "rewrite_tables",
+           "versioned_tables",
            "table_name"]
 
 
@@ -83,7 +85,32 @@ def referenced_tables(tree: exp.Expr) -> tuple[TableName, ...]:
     return tuple(names)
 
 
-def rewrite_tables(sql: str, mapping: Mapping[TableName, str]) -> str:
+#: a table read ``VERSION AS OF`` a tag name (str) or a snapshot id (int)
+Versioned = tuple[TableName, str | int]
+
+
+def _version_of(table: exp.Table) -> str | int | None:
+    """What ``t VERSION AS OF 'v1'`` / ``VERSION AS OF 3`` names (None: no such clause)."""
+    v = table.args.get("version")
+    if not isinstance(v, exp.Version) or v.text("this").upper() != "VERSION":
+        return None
+    lit = v.expression
+    if not isinstance(lit, exp.Literal):
+        return None
+    return str(lit.this) if lit.is_string else int(lit.this)
+
+
+def versioned_tables(sql: str) -> tuple[Versioned, ...]:
+    """The ``VERSION AS OF`` reads of query ``sql``, each once."""
+    out: list[Versioned] = []
+    for table in _table_references(read_query(sql).tree):
+        version = _version_of(table)
+        if version is not None and (table_name(table), version) not in out:
+            out.append((table_name(table), version))
+    return tuple(out)
+
+
+def rewrite_tables(sql: str, mapping: Mapping[TableName | Versioned, str]) -> str:
     """``sql`` (a query) with each table reference in ``mapping`` replaced by the given name,
     e.g. a temp view over the table's evolved read. A reference matches a key exactly or by
     :meth:`TableName.qualified`; CTE names are never replaced. An unaliased reference keeps
@@ -97,18 +124,30 @@ def rewrite_tables(sql: str, mapping: Mapping[TableName, str]) -> str:
         raise internal_error(f"Cannot rewrite query {snippet(sql)}", e) from e
 
 
-def rewrite_query(parsed: Parsed, mapping: Mapping[TableName, str]) -> str:
+def rewrite_query(parsed: Parsed, mapping: Mapping[TableName | Versioned, str]) -> str:
     """:func:`rewrite_tables` on a query already read. Names are replaced in place where
     the tree knows where they are, else the query is written out again from (a copy of)
     the tree."""
     tree = parsed.tree.copy()
-    by_qualified = {key.qualified(): view for key, view in mapping.items()}
+    by_qualified = {key.qualified() if isinstance(key, TableName)
+                    else (key[0].qualified(), key[1]): view for key, view in mapping.items()}
     edits: list[tuple[exp.Table, str]] = []
+    versioned = False
     for table in _table_references(tree):
         ref = table_name(table)
+        version = _version_of(table)
+        if version is not None:  # a view of that version replaces the clause too
+            view = mapping.get((ref, version), by_qualified.get((ref.qualified(), version)))
+            if view is not None:
+                table.set("version", None)
+                edits.append((table, view))
+                versioned = True
+            continue
         view = mapping.get(ref, by_qualified.get(ref.qualified()))
         if view is not None:
             edits.append((table, view))
+    if versioned:
+        return _regenerate(tree, edits)
     start, end = tree.meta["span"]
     if _TABLE_QUERY.match(parsed.text[start:end]):  # TABLE t
         return f"SELECT * FROM {_replacement(*edits[0])}" if edits \
@@ -202,3 +241,10 @@ def _regenerate(tree: exp.Expr, edits: list[tuple[exp.Table, str]]) -> str:
 
 def _backtick(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def view_name(db: str, table: str) -> str:
+    """A Spark temp view name for table ``db``.``table`` that no user name can collide
+    with (a hash of both)."""
+    digest = hashlib.sha1(f"{db}\x00{table}".encode()).hexdigest()[:12]
+    return f"__sl_{digest}"

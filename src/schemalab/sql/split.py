@@ -11,7 +11,8 @@ the statements before it should still be reported one by one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 __all__ = ["split_statements", "unclosed_region"]
 
@@ -133,3 +134,20 @@ def _end_of_block_comment(text: str, start: int) -> int:
         else:
             i += 1
     return -1
+
+
+def statement_head(stmt: Any) -> str:
+    """A statement's text on one line, cut at 60 characters."""
+    text = " ".join(stmt.text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def partly_applied(message: str, number: int, statements: Sequence[Any]) -> str:
+    """``message`` of statement ``number``'s error, saying which statements ran before it."""
+    where = f"Statement {number} of {len(statements)} ({statement_head(statements[number - 1])})"
+    if number == 1:
+        return f"{where} failed, nothing was applied: {message}"
+    done = ", ".join(str(i) for i in range(1, number))
+    applied = (f"statement {done} was applied and stays" if number == 2
+               else f"statements {done} were applied and stay")
+    return f"{where} failed; {applied}: {message}"

@@ -61,6 +61,11 @@ class CreateTable:
     comment: str | None
     if_not_exists: bool
     text: str
+    #: ``USING paimon`` / ``USING iceberg`` (lower case), None when not given
+    using: str | None = None
+    #: Iceberg partition transforms as (transform, column), e.g. ("bucket[16]", "id"), in
+    #: PARTITIONED BY order (identity for plain columns); empty unless one is a transform
+    transforms: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,5 +160,23 @@ class Call:
                     None)
 
 
+@dataclass(frozen=True)
+class IcebergAlter:
+    """``ALTER TABLE t ADD|DROP|REPLACE PARTITION FIELD ..`` or ``SET|DROP IDENTIFIER
+    FIELDS ..``. ``transforms``: (transform, column) pairs; a DROP or the REPLACE's first
+    may name a partition field instead (``(name, "")``)."""
+
+    name: TableName
+    action: str
+    transforms: tuple[tuple[str, str], ...] = ()
+    alias: str | None = None
+    fields: tuple[str, ...] = ()
+    text: str = ""
+
+    @property
+    def partitioning(self) -> bool:
+        return not self.fields and self.action in ("ADD", "DROP", "REPLACE")
+
+
 Statement = (CreateTable | AlterTable | RenameTable | DropTable | ShowTables | DescribeTable
-             | Insert | DeleteFrom | Query | Call)
+             | Insert | DeleteFrom | Query | Call | IcebergAlter)

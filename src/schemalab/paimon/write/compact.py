@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from schemalab import fileio
+from schemalab import fileio, progress
 from schemalab.engine.execute import execute
 from schemalab.engine.merge.keyed_read import merged
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
@@ -161,16 +161,22 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
                          mode, snapshot_id=None if snap is None else snap.id,
                          merge=check_readable(schema, table)
                          if schema.primary_keys else None)
-        files, added = _rewrite(target, plan, strategy, order_by)
         gone = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
                 for e, _ in chosen]
+        files: list[write.WrittenFile] = []
         try:
+            # Ctrl-C here (Spark cancels its jobs; the staging directory goes) or in the
+            # commit below deletes what was written: nothing of an interrupted compaction
+            # is committed or left behind
+            with progress.task(f"compacting {table}", len(chosen), "files") as done:
+                files, added = _rewrite(target, plan, strategy, order_by)
+                done.advance(len(chosen))
             # Every file with a deletion vector is rewritten without its deleted rows, so
             # the vectors go: the snapshot keeps no index manifest (no hash index either:
             # dynamic-bucket tables are not compacted here)
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
-                                 keep_index=not vectors)
+                                 keep_index=not vectors, reader=reader)
         except CommitConflictError as e:
             for f in files:
                 fileio.delete(f.path)

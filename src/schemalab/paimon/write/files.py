@@ -1,5 +1,5 @@
 """Writing data files: a Spark DataFrame in the current schema (from any input:
-:mod:`schemalab.paimon.write.frames`) → Parquet files in Paimon's layout
+:mod:`schemalab.engine.frames`) → Parquet files in Paimon's layout
 (``<k>=<v>/bucket-<b>/data-<uuid>-<n>.parquet``), each described by its row count, size,
 partition, bucket and full value statistics read back from the Parquet footer.
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import decimal
 import os
-import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,13 +19,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine.spark_reader import quote, store_error
+from schemalab.engine.parquet_types import ColumnStorage
+from schemalab.engine.spark_write import (
+    ROW_GROUP_BYTES,
+    ROW_GROUP_ROWS,
+    STAGING_PREFIX,
+    as_java_stores,
+    complete_footer,
+    write_error,
+)
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import binaryrow, paths
+from schemalab.paimon.listing import ManifestReader
 from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
 from schemalab.paimon.primary_key import KEY_PREFIX
-from schemalab.paimon.write.parquet_thrift import annotate_columns
-from schemalab.paimon.write.parquet_types import ColumnStorage, column_storage
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.model import (
     AtomicType,
@@ -38,33 +44,27 @@ from schemalab.types.model import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-STAGING_PREFIX = ".staging-"
-#: starts the message of the Spark error a bad value raises while writing: a NULL in a NOT NULL
-#: column, or a value the column's type cannot hold. ``[schemalab:<rule>:<column index>]``
-WRITE_ERROR = re.compile(r"\[schemalab:([a-z-]+):(\d+)\] ?")
 _BUCKET_COL = "__sl_bucket"
 #: the column ``write_files`` partitions files into buckets by (primary-key writes set it)
 BUCKET_COLUMN = _BUCKET_COL
 _PART_COL = "__sl_p"
-#: Parquet row groups of at most this many (buffered) bytes and rows: a reader splits a file
-#: at row groups only, so a compacted file of 10M rows written as one 128 MB row group
-#: (Parquet's default) was read by one task while the other core idled (5.3 s vs 3.9 s for
-#: the same rows in 20 files, bench/evolved_read.py --compact); by bytes alone, well-encoded
-#: rows still made groups of 6.5M rows
-ROW_GROUP_BYTES = 32 * 1024 * 1024
-ROW_GROUP_ROWS = 500_000
 
 
 @dataclass(frozen=True)
 class WriteTarget:
     """What a write needs of a table: its directory, its name for messages, the schema the
     rows are written in, and how to get a SparkSession (asked only once rows are written, so
-    a write refused by the rules never starts Spark)."""
+    a write refused by the rules never starts Spark). ``reader`` is the table object's
+    manifest reader, so a write lists the files its table object has read already without
+    reading their manifests again."""
 
     path: str
     name: str
     schema: TableSchema
     session: Callable[[], SparkSession]
+    reader: ManifestReader | None = None
+    #: where the branch written to keeps its schema/ and snapshot/ (None: ``path``, main)
+    meta_path: str | None = None
 
     @property
     def spark(self) -> SparkSession:
@@ -109,7 +109,7 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
     if bucket_column is not None:
         out = out.withColumn(_BUCKET_COL, bucket_column)
         group_cols.append(_BUCKET_COL)
-    out, storage = _as_java_stores(out, schema)
+    out, storage = as_java_stores(out, schema, KEY_PREFIX)
     if sort_by is not None:
         # One task per (partition, bucket), sorted by the key after the write's own grouping
         # columns, so Spark's writer (which needs that grouping order) adds no sort of its own
@@ -126,50 +126,13 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         try:
             writer.parquet(fileio.spark_uri(staging))
         except Exception as e:
-            m = WRITE_ERROR.search(str(e))
-            if m is None:
-                error = store_error(e, fileio.spark_uri(staging))
-                if error is not None:
-                    raise error from None
+            error = write_error(e, fileio.spark_uri(staging), schema, table)
+            if error is None:
                 raise
-            message = str(e)[m.end():].split(" SQLSTATE")[0].split("\n")[0]
-            column = schema.fields[int(m.group(2))].name
-            raise SchemaLabError(message.strip(), table=table, column=column,
-                                 rule=m.group(1)) from None
+            raise error from None
         return _place_files(staging, table_path, schema, bucket_column is not None, storage)
     finally:
         fileio.delete_dir(staging)
-
-
-def _as_java_stores(df: DataFrame, schema: TableSchema
-                    ) -> tuple[DataFrame, dict[str, ColumnStorage]]:
-    """``df`` with every column whose type Java Paimon stores otherwise than Spark would
-    turned into what Java stores (see :mod:`schemalab.paimon.write.parquet_types`), and how each
-    such column's footer must be completed once Spark wrote it. Key columns of primary-key
-    files (``_KEY_<k>``) are stored as their field."""
-    from pyspark.sql import functions as F
-
-    storage: dict[str, ColumnStorage] = {}
-    cols = []
-    for sf in df.schema.fields:
-        f = schema.field(sf.name)
-        if f is None and sf.name.startswith(KEY_PREFIX):
-            f = schema.field(sf.name[len(KEY_PREFIX):])
-        how = column_storage(f.type) if f is not None else None
-        if how is None or (how.convert is None and not how.int96):
-            cols.append(F.col(quote(sf.name)))
-            continue
-        storage[sf.name] = how
-        cols.append(F.col(quote(sf.name)) if how.convert is None else
-                    how.convert(F.col(quote(sf.name))).alias(sf.name, metadata=sf.metadata))
-    return (df.select(*cols) if storage else df), storage
-
-
-def _complete_footer(path: str, storage: dict[str, ColumnStorage]) -> None:
-    annotations = {(name, *p): a for name, how in storage.items() for p, a in how.annotations}
-    int96 = [(name, *p) for name, how in storage.items() for p in how.int96]
-    if annotations or int96:
-        annotate_columns(path, annotations, int96)
 
 
 def _place_files(staging: str, table_path: str, schema: TableSchema, bucketed: bool,
@@ -185,7 +148,7 @@ def _place_files(staging: str, table_path: str, schema: TableSchema, bucketed: b
                 continue
             src = os.path.join(d, n)
             if storage:
-                _complete_footer(src, storage)
+                complete_footer(src, storage)
             meta = pq.ParquetFile(fileio.open_input(src)).metadata
             if meta.num_rows == 0:
                 continue

@@ -30,7 +30,7 @@ from schemalab.engine.scan import quote
 from schemalab.engine.spark_reader import all_nullable
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import binaryrow
-from schemalab.paimon.listing import live_files, partition_values
+from schemalab.paimon.listing import ManifestReader, live_files, partition_values
 from schemalab.paimon.manifest import ManifestEntry, SimpleStats
 from schemalab.paimon.merge_options import merge_options
 from schemalab.paimon.primary_key import (
@@ -61,7 +61,7 @@ _BASE = "__sl_base"
 def write_entries(target: WriteTarget, df: DataFrame, *, kind: int = INSERT
                   ) -> tuple[list[write.WrittenFile], list[ManifestEntry]]:
     """Write ``df`` (rows in the target's schema, as
-    :func:`~schemalab.paimon.write.frames.to_frame` gives them) as key-value files with row
+    :func:`~schemalab.engine.frames.to_frame` gives them) as key-value files with row
     kind ``kind`` (inserts: or the ``rowkind.field`` column's); return the files and their
     ADD entries (not yet committed)."""
     from pyspark.sql import functions as F
@@ -144,7 +144,7 @@ def _number(target: WriteTarget, df: DataFrame, bucket_col: str) -> DataFrame:
     pos = Window.partitionBy(*[F.col(p) for p in parts], F.col(bucket_col)) \
         .orderBy(F.col(_ORD))
     df = df.withColumn(_POS, F.row_number().over(pos))
-    base = max_sequence_numbers(target.path, schema)
+    base = max_sequence_numbers(target.path, schema, target.reader)
     if not base:
         return df.withColumn(_POS, F.col(_POS) - 1)
     part_types = [schema.type_of(k) for k in schema.partition_keys]
@@ -162,13 +162,14 @@ def _number(target: WriteTarget, df: DataFrame, bucket_col: str) -> DataFrame:
                                              *[f"__sl_bp{i}" for i in range(len(parts))])
 
 
-def max_sequence_numbers(table_path: str, schema: TableSchema
+def max_sequence_numbers(table_path: str, schema: TableSchema,
+                         reader: ManifestReader | None = None
                          ) -> dict[tuple[tuple[Any, ...], int], int]:
     """The highest live sequence number of each (partition values, bucket) at the latest
     snapshot."""
     out: dict[tuple[tuple[Any, ...], int], int] = {}
     latest = SnapshotManager(table_path).latest()
-    for e in [] if latest is None else live_files(table_path, latest):
+    for e in [] if latest is None else live_files(table_path, latest, reader):
         key = (partition_values(e, schema), e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
     return out
@@ -202,7 +203,8 @@ def _entry(f: write.WrittenFile, schema: TableSchema, trimmed: list[str]) -> Man
 
 
 def sequence_guard(table_path: str, table: str, entries: Sequence[ManifestEntry],
-                   then: Callable[[Snapshot | None], list[ManifestEntry]] | None = None
+                   then: Callable[[Snapshot | None], list[ManifestEntry]] | None = None, *,
+                   reader: ManifestReader | None = None
                    ) -> Callable[[Snapshot | None], list[ManifestEntry]]:
     """A ``replaces`` callback for ``commit.commit`` that refuses the commit when the snapshot
     it would build on has, in a bucket this commit writes to, a sequence number as high as
@@ -217,7 +219,7 @@ def sequence_guard(table_path: str, table: str, entries: Sequence[ManifestEntry]
     def replaces(snap: Snapshot | None) -> list[ManifestEntry]:
         deleted = then(snap) if then is not None else []
         gone = {(d.partition, d.bucket, d.file.file_name) for d in deleted}
-        for e in [] if snap is None else live_files(table_path, snap):
+        for e in [] if snap is None else live_files(table_path, snap, reader):
             ours = lowest.get((e.partition, e.bucket))
             if ours is not None and e.file.max_sequence_number >= ours \
                     and (e.partition, e.bucket, e.file.file_name) not in gone:

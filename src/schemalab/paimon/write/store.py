@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.engine.frames import to_frame
 from schemalab.engine.keyed import DELETE
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
@@ -23,7 +24,6 @@ from schemalab.paimon.write import files as write
 from schemalab.paimon.write import keyed as pk_write
 from schemalab.paimon.write.bucket_column import bucket_column
 from schemalab.paimon.write.files import WriteTarget
-from schemalab.paimon.write.frames import to_frame
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -92,10 +92,12 @@ def _write_and_commit(
         files, entries = write_once()
         replaces = replaces_for(files)
         if schema.primary_keys:
-            replaces = pk_write.sequence_guard(target.path, target.name, entries, replaces)
+            replaces = pk_write.sequence_guard(target.path, target.name, entries, replaces,
+                                               reader=target.reader)
         try:
             return commits.commit(target.path, target.name, schema, entries, kind=kind,
-                                  replaces=replaces)
+                                  replaces=replaces, reader=target.reader,
+                                  meta_path=target.meta_path)
         except CommitConflictError as e:
             _remove(files)
             if e.rule == "primary-key-sequence-conflict" and attempt < PK_WRITE_ATTEMPTS:
@@ -122,5 +124,5 @@ def _overwritten(target: WriteTarget, snap: Snapshot | None,
         return []
     schema = target.schema
     return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
-            for e in live_files(target.path, snap)
+            for e in live_files(target.path, snap, target.reader)
             if not schema.partition_keys or partition_values(e, schema) in partitions]

@@ -320,6 +320,12 @@ def annotate_columns(path: str, annotations: Mapping[tuple[str, ...], Annotation
     _rewrite_tail(path, start, footer + struct.pack("<i", len(footer)) + b"PAR1")
 
 
+def write_footer(path: str, start: int, meta: Struct) -> None:
+    """Replace the footer of the file :func:`read_footer` read with ``meta``."""
+    footer = encode_struct(meta)
+    _rewrite_tail(path, start, footer + struct.pack("<i", len(footer)) + b"PAR1")
+
+
 def _rewrite_tail(path: str, start: int, tail: bytes) -> None:
     """Replace everything from ``start`` on with ``tail``: in place on a local disk, by
     rewriting the object on a store (which cannot append)."""

@@ -21,7 +21,7 @@ and only INT32 for TIME. Spark's writer stores every TIMESTAMP as INT64 microsec
 every TIME as INT64 microseconds, and chooses between INT96 and INT64 for all columns of a
 write at once (``spark.sql.parquet.outputTimestampType``). So Spark is given the integers
 Java stores (a BIGINT of milliseconds for a TIMESTAMP(3), an INT of milliseconds for a TIME)
-and the footer is then told their logical type (:mod:`schemalab.paimon.write.parquet_thrift`);
+and the footer is then told their logical type (:mod:`schemalab.engine.parquet_thrift`);
 precision > 6 is written as Spark's INT96, which every schemalab session writes (see
 :data:`schemalab.spark.SESSION_SQL_CONF`). The data pages are Spark's, the speed Spark's.
 
@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from schemalab.paimon.write.parquet_thrift import Annotation
+from schemalab.engine.parquet_thrift import Annotation
 from schemalab.types.model import (
     ArrayType,
     AtomicType,

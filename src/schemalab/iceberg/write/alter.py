@@ -1,0 +1,351 @@
+"""ALTER TABLE on an Iceberg table with Iceberg's rules and messages (Java's
+``SchemaUpdate`` and ``TypeUtil.isPromotionAllowed``): new columns get ids above
+``last-column-id``, a changed schema becomes a new schema (or an equal earlier one is
+reused, as Java does), and one statement is one commit.
+
+Promotions: ``int → long``, ``float → double``, ``decimal(P, S) → decimal(P', S)`` with
+``P' >= P``, and in format v3 ``date → timestamp`` / ``timestamp_ns``; everything else is
+refused with Java's "Cannot change column type: c: int -> string"."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from schemalab.errors import SchemaChangeError
+from schemalab.iceberg.metadata import IcebergSchema
+from schemalab.iceberg.types import (
+    IcebergPrimitiveType,
+    iceberg_type_text,
+    parse_fields,
+    parse_iceberg_type,
+)
+from schemalab.iceberg.write.schema_json import FieldIds, iceberg_type_of, schema_json, type_json
+from schemalab.iceberg.write.tablemeta import set_current_schema
+from schemalab.schema.changes import (
+    AddColumn,
+    DropColumn,
+    Move,
+    RemoveOption,
+    RenameColumn,
+    SchemaChange,
+    SetOption,
+    UpdateColumnComment,
+    UpdateColumnNullability,
+    UpdateColumnPosition,
+    UpdateColumnType,
+    UpdateComment,
+)
+
+
+def default_json(literal: str, t: Any, column: str, update: SchemaUpdate) -> Any:
+    """``DEFAULT <literal>`` as the spec's JSON single-value form for type ``t`` (format v3
+    only, as Java's ``Schema.checkCompatibility`` says)."""
+    text = literal.strip()
+    unquoted = text[1:-1].replace("''", "'") if text[:1] == "'" and text[-1:] == "'" else text
+    if update.version < 3:
+        raise update.fail(f"Invalid schema for v{update.version}:\n- Invalid initial default "
+                          f"for {column}: non-null default ({unquoted}) is not supported "
+                          "until v3", column, "iceberg-column-default")
+    kind = t.kind if isinstance(t, IcebergPrimitiveType) else "nested"
+    try:
+        if kind in ("int", "long"):
+            return int(unquoted)
+        if kind in ("float", "double"):
+            return float(unquoted)
+        if kind == "boolean" and unquoted.lower() in ("true", "false"):
+            return unquoted.lower() == "true"
+        if kind == "decimal":
+            from decimal import Decimal
+
+            return str(Decimal(unquoted).quantize(Decimal(1).scaleb(-(t.scale or 0))))
+        if kind == "string":
+            return unquoted
+        if kind == "date":
+            import datetime as dt
+
+            return dt.date.fromisoformat(unquoted).isoformat()
+        if kind in ("timestamp", "timestamptz"):
+            import datetime as dt
+
+            value = dt.datetime.fromisoformat(unquoted)
+            return value.isoformat(timespec="microseconds") + ("+00:00" if kind ==
+                                                                 "timestamptz" else "")
+    except ValueError:
+        pass
+    raise update.fail(f"Cannot add column {column}: default {text} is not a value of type "
+                      f"{t}", column, "iceberg-column-default")
+
+
+def promotion_allowed(old: Any, new: Any, version: int) -> bool:
+    """Iceberg's type promotions (spec, "Schema Evolution"), by format version."""
+    if not isinstance(old, IcebergPrimitiveType) or not isinstance(new, IcebergPrimitiveType):
+        return False
+    if old.name == new.name:
+        return True
+    pairs = {("int", "long"), ("float", "double")}
+    if version >= 3:
+        pairs |= {("date", "timestamp"), ("date", "timestamp_ns")}
+    if (old.kind, new.kind) in pairs:
+        return True
+    return (old.kind == new.kind == "decimal" and old.scale == new.scale
+            and (new.precision or 0) >= (old.precision or 0))
+
+
+class SchemaUpdate:
+    """Pending changes to one schema, on its JSON form."""
+
+    def __init__(self, schema: IcebergSchema, last_column_id: int, version: int, table: str,
+                 partition_sources: dict[int, str]) -> None:
+        self.schema, self.version, self.table = schema, version, table
+        self.fields: list[dict[str, Any]] = copy.deepcopy(schema_json(schema)["fields"])
+        self.ids = FieldIds(last_column_id)
+        self.identifiers = [n for i in schema.identifier_field_ids
+                            if (n := schema.full_name(i)) is not None]
+        self.partition_sources = partition_sources
+
+    def fail(self, message: str, column: str | None = None,
+             rule: str = "iceberg-schema-update") -> SchemaChangeError:
+        return SchemaChangeError(f"{message} (table {self.table})", table=self.table,
+                                 column=column, rule=rule)
+
+    # ---- finding fields ---------------------------------------------------------------------
+
+    def _struct_of(self, f: dict[str, Any]) -> list[dict[str, Any]] | None:
+        """The fields a column's name path continues into (list elements and map values
+        are looked through, as Java's ``findField`` does with ``element``/``value``)."""
+        t = f["type"]
+        if isinstance(t, dict) and t.get("type") == "struct":
+            return list(t["fields"])
+        return None
+
+    def find(self, path: Sequence[str]) -> tuple[list[dict[str, Any]], int] | None:
+        """(the field list holding the column at ``path``, its index there), or None."""
+        fields = self.fields
+        for depth, name in enumerate(path):
+            idx = next((i for i, f in enumerate(fields) if f["name"] == name), None)
+            if idx is None:
+                return None
+            if depth == len(path) - 1:
+                return fields, idx
+            t = fields[idx]["type"]
+            while isinstance(t, dict) and t.get("type") in ("list", "map") and \
+                    depth + 1 < len(path) and path[depth + 1] in ("element", "value"):
+                return None  # explicit element/value paths: not needed by Spark's SQL
+            while isinstance(t, dict) and t.get("type") in ("list", "map"):
+                t = t["element"] if t["type"] == "list" else t["value"]
+            if not (isinstance(t, dict) and t.get("type") == "struct"):
+                return None
+            fields = t["fields"]
+        return None
+
+    def _field(self, path: Sequence[str], what: str) -> dict[str, Any]:
+        hit = self.find(path)
+        if hit is None:
+            raise self.fail(f"Cannot {what} missing column: {'.'.join(path)}", ".".join(path))
+        return hit[0][hit[1]]
+
+    # ---- changes ----------------------------------------------------------------------------
+
+    def apply(self, change: SchemaChange) -> None:
+        handler = {AddColumn: self._add, DropColumn: self._drop, RenameColumn: self._rename,
+                   UpdateColumnType: self._retype, UpdateColumnNullability: self._nullability,
+                   UpdateColumnComment: self._comment,
+                   UpdateColumnPosition: self._position}.get(type(change))
+        if handler is None:
+            raise self.fail(f"schemalab does not apply {change.sql()} to Iceberg tables yet")
+        handler(change)  # type: ignore[operator]
+
+    def _add(self, c: AddColumn) -> None:
+        name, parent = c.path[-1], c.path[:-1]
+        full = ".".join(c.path)
+        if parent:
+            hit = self.find(parent)
+            if hit is None:
+                raise self.fail(f"Cannot find parent struct: {'.'.join(parent)}", full)
+            pf = hit[0][hit[1]]
+            t = pf["type"]
+            while isinstance(t, dict) and t.get("type") in ("list", "map"):
+                t = t["element"] if t["type"] == "list" else t["value"]
+            if not (isinstance(t, dict) and t.get("type") == "struct"):
+                shown = iceberg_type_text(parse_iceberg_type(pf["type"], version=self.version))
+                raise self.fail(f"Cannot add to non-struct column: {'.'.join(parent)}: {shown}",
+                                full)
+            siblings: list[dict[str, Any]] = t["fields"]
+        else:
+            siblings = self.fields
+        if any(f["name"] == name for f in siblings):
+            raise self.fail(f"Cannot add column, name already exists: "
+                            f"{'.'.join(parent) + '.' if parent else ''}{name}", full)
+        if not c.data_type.nullable and c.default is None:
+            raise self.fail(f"Incompatible change: cannot add required column without a "
+                            f"default value: {full}", full)
+        fid = self.ids.next()
+        t = iceberg_type_of(c.data_type, self.ids, self.table, full, self.version)
+        new: dict[str, Any] = {"id": fid, "name": name, "required": not c.data_type.nullable,
+                               "type": type_json(t)}
+        if c.comment is not None:
+            new["doc"] = c.comment
+        if c.default is not None:
+            value = default_json(c.default, t, full, self)
+            new["initial-default"] = new["write-default"] = value
+        siblings.append(new)
+        if c.move is not None:
+            self._move(siblings, c.move, full)
+
+    def _drop(self, c: DropColumn) -> None:
+        full = ".".join(c.path)
+        hit = self.find(c.path)
+        if hit is None:
+            raise self.fail(f"Cannot delete missing column: {full}", full)
+        fields, idx = hit
+        for ident in self.identifiers:
+            if ident == full or ident.startswith(full + "."):
+                raise self.fail(f"Cannot delete identifier field {ident}. To force deletion, "
+                                "also call setIdentifierFields to update identifier fields.",
+                                full)
+        fid = int(fields[idx]["id"])
+        dropped = {fid, *(i for i in self.schema.index
+                          if (n := self.schema.full_name(i)) and n.startswith(full + "."))}
+        used = [p for i, p in self.partition_sources.items() if i in dropped]
+        if used:
+            raise self.fail(f"Cannot drop column {full}: it is the source of partition field "
+                            f"{used[0]} of the current partition spec (drop the partition "
+                            "field first)", full)
+        del fields[idx]
+
+    def _rename(self, c: RenameColumn) -> None:
+        hit = self.find(c.path)
+        full = ".".join(c.path)
+        if hit is None:
+            raise self.fail(f"Cannot rename missing column: {full}", full)
+        fields, idx = hit
+        other = next((i for i, f in enumerate(fields) if f["name"] == c.new_name and i != idx),
+                     None)
+        if other is not None:
+            prefix = ".".join(c.path[:-1])
+            first, second = sorted((idx, other))
+            raise self.fail(f"Invalid schema: multiple fields for name "
+                            f"{prefix + '.' if prefix else ''}{c.new_name}: "
+                            f"{fields[first]['id']} and {fields[second]['id']}", full)
+        fields[idx]["name"] = c.new_name
+        if full in self.identifiers:
+            renamed = ".".join((*c.path[:-1], c.new_name))
+            self.identifiers = [renamed if n == full else n for n in self.identifiers]
+
+    def _retype(self, c: UpdateColumnType) -> None:
+        full = ".".join(c.path)
+        f = self._field(c.path, "update")
+        old = parse_iceberg_type(f["type"], version=self.version)
+        new = iceberg_type_of(c.new_type, FieldIds(0), self.table, full, self.version)
+        if not isinstance(old, IcebergPrimitiveType) or \
+                not promotion_allowed(old, new, self.version):
+            raise self.fail(f"Cannot change column type: {full}: {iceberg_type_text(old)} -> "
+                            f"{iceberg_type_text(new)}", full)
+        f["type"] = type_json(new)
+
+    def _nullability(self, c: UpdateColumnNullability) -> None:
+        full = ".".join(c.path)
+        f = self._field(c.path, "update")
+        if c.nullable or f["required"]:
+            f["required"] = not c.nullable and f["required"]
+            return
+        raise self.fail(f"Cannot change column nullability: {full}: optional -> required",
+                        full)
+
+    def _comment(self, c: UpdateColumnComment) -> None:
+        f = self._field(c.path, "update")
+        if c.comment is None:
+            f.pop("doc", None)
+        else:
+            f["doc"] = c.comment
+
+    def _position(self, c: UpdateColumnPosition) -> None:
+        name = c.move.field_name
+        hit = self.find((name,))
+        if hit is None:
+            raise self.fail(f"Cannot move missing column: {name}", name)
+        self._move(hit[0], c.move, name)
+
+    def _move(self, siblings: list[dict[str, Any]], move: Move, full: str) -> None:
+        name = full.split(".")[-1]
+        idx = next(i for i, f in enumerate(siblings) if f["name"] == name)
+        if move.kind == "LAST":
+            siblings.append(siblings.pop(idx))
+            return
+        if move.kind == "FIRST":
+            siblings.insert(0, siblings.pop(idx))
+            return
+        ref = move.reference or ""
+        if not any(f["name"] == ref for f in siblings):
+            where = "after" if move.kind == "AFTER" else "before"
+            raise self.fail(f"Cannot move {full} {where} missing column: {ref}", full)
+        if ref == name:
+            raise self.fail(f"Cannot move {full} {move.kind.lower()} itself", full)
+        field = siblings.pop(idx)
+        at = next(i for i, f in enumerate(siblings) if f["name"] == ref)
+        siblings.insert(at + 1 if move.kind == "AFTER" else at, field)
+
+    # ---- result -----------------------------------------------------------------------------
+
+    def result(self, schema_id: int) -> IcebergSchema:
+        fields = parse_fields({"fields": self.fields}, self.version, "")
+        probe = IcebergSchema(schema_id, fields)
+        by_name = {probe.full_name(i): i for i in probe.index}
+        ids = tuple(by_name[n] for n in self.identifiers if n in by_name)
+        return IcebergSchema(schema_id, fields, ids)
+
+
+def apply_alter(d: dict[str, Any], changes: Sequence[SchemaChange], table: str) -> int | None:
+    """Apply one ALTER statement's ``changes`` to metadata ``d`` (in place); the new current
+    schema id, or None when only properties changed."""
+    from schemalab.iceberg.metadata import parse_table_metadata
+
+    m = parse_table_metadata(d, table)
+    schema = m.schema()
+    spec = m.spec(m.default_spec_id)
+    sources = {f.source_ids[0]: f.name for f in (spec.fields if spec else ())}
+    update = SchemaUpdate(schema, m.last_column_id, m.format_version, table, sources)
+    touched = False
+    props = d.setdefault("properties", {})
+    for c in changes:
+        if isinstance(c, SetOption):
+            _set_property(d, props, c.key, c.value, table)
+        elif isinstance(c, RemoveOption):
+            props.pop(c.key, None)
+        elif isinstance(c, UpdateComment):
+            if c.comment is None:
+                props.pop("comment", None)
+            else:
+                props["comment"] = c.comment
+        else:
+            update.apply(c)
+            touched = True
+    if not touched:
+        return None
+    new_id = max(s.schema_id for s in m.schemas) + 1
+    new = update.result(new_id)
+    if new.fields == schema.fields and new.identifier_field_ids == schema.identifier_field_ids:
+        return schema.schema_id
+    set_current_schema(d, new, update.ids.last)
+    return int(d["current-schema-id"])
+
+
+def _set_property(d: dict[str, Any], props: dict[str, Any], key: str, value: str,
+                  table: str) -> None:
+    if key != "format-version":
+        props[key] = value
+        return
+    old = int(d["format-version"])
+    if value.strip() not in ("1", "2", "3"):
+        raise SchemaChangeError(f"Unsupported format version: v{value} (table {table})",
+                                table=table, rule="iceberg-format-version")
+    new = int(value)
+    if new < old:
+        raise SchemaChangeError(f"Cannot downgrade v{old} table to v{new} (table {table})",
+                                table=table, rule="iceberg-format-version")
+    d["format-version"] = new
+    d.setdefault("last-sequence-number", 0)
+    if new >= 3:
+        d.setdefault("next-row-id", 0)

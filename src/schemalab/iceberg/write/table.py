@@ -1,0 +1,255 @@
+"""An Iceberg table schemalab writes: :class:`WritableIcebergTable` reads like any
+:class:`~schemalab.iceberg.IcebergTable` and adds INSERT and ALTER, each one commit."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from schemalab import fileio
+from schemalab.errors import SchemaLabError, SqlError
+from schemalab.iceberg.metadata import IcebergSchema, IcebergSnapshot, PartitionField
+from schemalab.iceberg.table import IcebergTable
+from schemalab.iceberg.types import IcebergType
+from schemalab.iceberg.write import commit as commits
+from schemalab.iceberg.write.alter import apply_alter
+from schemalab.iceberg.write.append import commit_append
+from schemalab.iceberg.write.datafiles import PartitionColumn, local_path, write_data_files
+from schemalab.iceberg.write.evolve_spec import apply_iceberg_alter
+from schemalab.iceberg.write.partitioning import (
+    check_transform,
+    partition_column,
+    path_text,
+    result_type,
+)
+from schemalab.iceberg.write.schema_json import fresh_fields
+from schemalab.iceberg.write.tablemeta import NO_PARTITION_ID, new_table_metadata
+from schemalab.schema.changes import ColumnSpec, SchemaChange
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column, SparkSession
+
+    from schemalab.schema.table_schema import TableSchema
+
+FORMAT_VERSION = "format-version"
+#: partition field names Java gives transforms: ``<column>_<suffix>``
+_SUFFIX = {"truncate": "trunc", "void": "null"}
+
+
+def _format_version(properties: dict[str, str], table: str) -> int:
+    text = properties.pop(FORMAT_VERSION, "2")
+    if text.strip() not in ("1", "2", "3"):
+        raise SqlError(f"Table {table}: Unsupported format version: v{text} (Iceberg "
+                       "supports format-version 1, 2 and 3)", table=table,
+                       rule="iceberg-format-version")
+    return int(text)
+
+
+def create_iceberg_table(path: str, name: str, columns: Sequence[ColumnSpec], *,
+                         partitioning: Sequence[tuple[str, str]] = (),
+                         properties: dict[str, str] | None = None,
+                         comment: str | None = None, location: str | None = None,
+                         spark: SparkSession | None = None) -> WritableIcebergTable:
+    """Create an Iceberg table at ``path`` (its ``metadata/v1.metadata.json``).
+    ``partitioning``: (transform, column) pairs, e.g. ``("identity", "dt")``,
+    ``("bucket[16]", "id")``, ``("day", "ts")``. ``properties`` may hold
+    ``'format-version'`` (1, 2 or 3; default 2)."""
+    props = dict(properties or {})
+    version = _format_version(props, name)
+    if comment is not None:
+        props["comment"] = comment
+    seen: set[str] = set()
+    for c in columns:
+        if c.name.lower() in seen:
+            raise SqlError(f"Table {name}: column {c.name} is given twice", table=name,
+                           column=c.name, rule="duplicate-column")
+        seen.add(c.name.lower())
+        if c.default is not None:
+            raise SqlError(f"Table {name}: column {c.name} has a DEFAULT; Iceberg tables take "
+                           "defaults in ALTER TABLE .. ADD COLUMN (format v3)", table=name,
+                           column=c.name, rule="iceberg-column-default")
+    fields, last = fresh_fields(columns, table=name, version=version)
+    schema = IcebergSchema(0, fields)
+    pfields = _partition_fields(schema, partitioning, name)
+    loc = location or fileio.normalize(path)
+    d = new_table_metadata(loc, schema, last, pfields, version, props)
+    commits.create(path, d, name)
+    return WritableIcebergTable(path, name, spark=spark)
+
+
+def _partition_fields(schema: IcebergSchema, partitioning: Sequence[tuple[str, str]],
+                      table: str) -> list[PartitionField]:
+    out: list[PartitionField] = []
+    by_name = {schema.full_name(fid): fid for fid in schema.index}
+    for transform, column in partitioning:
+        fid = by_name.get(column)
+        if fid is None:
+            raise SqlError(f"Table {table}: cannot partition by {column}: no such column "
+                           f"(columns: {', '.join(f.name for f in schema.fields)})",
+                           table=table, column=column, rule="partition-keys-must-be-columns")
+        src = schema.find(fid)
+        assert src is not None
+        check_transform(transform, src.type, table, column)
+        base = transform.split("[")[0]
+        name = column if transform == "identity" else \
+            f"{column}_{_SUFFIX.get(base, base)}"
+        new = PartitionField(NO_PARTITION_ID + 1 + len(out), (fid,), name, transform)
+        dedup = "time" if base in _TIME else transform
+        for p in out:
+            if p.source_ids == new.source_ids and dedup == (
+                    "time" if p.transform in _TIME else p.transform):
+                raise SqlError(f"Cannot add redundant partition: {_shown(p)} conflicts with "
+                               f"{_shown(new)} (table {table})", table=table, column=column,
+                               rule="iceberg-partition-transform")
+        if any(p.name == name for p in out):
+            raise SqlError(f"Cannot use partition name more than once: {name} (table "
+                           f"{table})", table=table, column=column,
+                           rule="iceberg-partition-transform")
+        out.append(new)
+    return out
+
+
+_TIME = ("year", "month", "day", "hour")
+
+
+def _shown(f: PartitionField) -> str:
+    """A partition field as Java's ``PartitionField.toString`` prints it."""
+    return f"{f.field_id}: {f.name}: {f.transform}({f.source_ids[0]})"
+
+
+class WritableIcebergTable(IcebergTable):
+    """An Iceberg table in a schemalab warehouse: reads, plus INSERT and ALTER."""
+
+    def refresh(self) -> None:
+        """Re-read the current metadata (after a commit, or another writer's)."""
+        IcebergTable.__init__(self, self.path, self.name, spark=self._spark)
+
+    # ---- writing ------------------------------------------------------------------------
+
+    def spec_fields(self, spec_id: int | None = None
+                    ) -> list[tuple[PartitionField, str, IcebergType]]:
+        """The partition fields of a spec (default: the table's) with their source column's
+        name and their value type."""
+        m = self.metadata
+        spec = m.spec(m.default_spec_id if spec_id is None else spec_id)
+        assert spec is not None
+        out = []
+        for pf in spec.fields:
+            src = self.schema.find(pf.source_ids[0])
+            if src is None:
+                raise SchemaLabError(f"Table {self.name}: partition field {pf.name}'s source "
+                                     "column was dropped", table=self.name,
+                                     rule="iceberg-partition-transform")
+            out.append((pf, self.schema.full_name(pf.source_ids[0]) or pf.name,
+                        result_type(pf.transform, src.type)))
+        return out
+
+    def insert(self, data: Any, *, columns: Sequence[str] | None = None,
+               by_position: bool = False, overwrite: bool = False) -> IcebergSnapshot | None:
+        """Append rows (a Spark or pandas DataFrame, or Python rows) as one snapshot; None
+        when there are no rows (nothing is committed)."""
+        from schemalab.engine.frames import to_frame
+
+        if overwrite:
+            raise SqlError(f"Table {self.name}: INSERT OVERWRITE into Iceberg tables is not "
+                           "supported by schemalab yet; DELETE FROM, then INSERT INTO",
+                           table=self.name, rule="unsupported-sql")
+        self.refresh()
+        fileio.check_writable(self.path)
+        schema = self.schema
+        write_schema = _with_write_defaults(schema)
+        df = to_frame(self.spark, data, write_schema, self.name, columns=columns,
+                      by_position=by_position)
+        spec = self.metadata.spec(self.metadata.default_spec_id)
+        assert spec is not None
+        fields = self.spec_fields()
+        pcs = [partition_column(pf, schema, _column(source), self.name)
+               for pf, source, _ in fields]
+        kinds = {pf.field_id: (pf.transform, schema.find(pf.source_ids[0]))
+                 for pf, _, _ in fields}
+
+        def text(pc: PartitionColumn, value: Any) -> str:
+            transform, src = kinds[pc.field_id]
+            assert src is not None
+            return path_text(pc, value, transform, src.type)
+
+        files = write_data_files(self.spark, df, self.path, self.location, schema,
+                                 write_schema, pcs, table=self.name, path_text=text)
+        if not files:
+            return None
+        try:
+            _, snapshot_id = commit_append(
+                self.path, self.name, self.format_version, schema, spec,
+                [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
+        except BaseException:
+            for f in files:  # nothing references them
+                fileio.delete(local_path(self.path, self.location, f.path))
+            raise
+        self.refresh()
+        return self.snapshot(snapshot_id)
+
+    def alter(self, *changes: SchemaChange) -> IcebergSchema:
+        """Apply one ALTER statement's changes as one commit (Iceberg's rules); the
+        current schema after it."""
+        def change(d: dict[str, Any]) -> dict[str, Any]:
+            apply_alter(d, changes, self.name)
+            return d
+
+        commits.commit(self.path, self.name, change)
+        self.refresh()
+        return self.schema
+
+    def evolve(self, action: str, transforms: Sequence[tuple[str, str]] = (),
+               alias: str | None = None, identifier_fields: Sequence[str] = ()) -> str:
+        """Partition evolution (``"ADD"``/``"DROP"``/``"REPLACE"`` with (transform, column)
+        pairs) or identifier fields (``"SET"``/``"DROP"`` with ``identifier_fields``), one
+        commit; the message the statement returns."""
+        def change(d: dict[str, Any]) -> dict[str, Any]:
+            apply_iceberg_alter(d, action, transforms, alias, identifier_fields, self.name)
+            return d
+
+        commits.commit(self.path, self.name, change)
+        self.refresh()
+        m = self.metadata
+        return (f"Altered {self.name}: spec {m.default_spec_id}, schema {m.current_schema_id} "
+                f"(metadata v{self._version()}).")
+
+    def alter_statement(self, changes: Sequence[SchemaChange]) -> str:
+        """ALTER TABLE through SQL: the message the statement returns."""
+        before = self.schema.schema_id
+        schema = self.alter(*changes)
+        what = f"schema {schema.schema_id}" if schema.schema_id != before else \
+            f"schema {before} unchanged"
+        return f"Altered {self.name}: {what} (metadata v{self._version()})."
+
+    def _version(self) -> int:
+        from schemalab.iceberg.locate import metadata_version
+
+        return metadata_version(os.path.basename(self.metadata_file)) or 0
+
+
+def _with_write_defaults(schema: IcebergSchema) -> TableSchema:
+    """The schema rows are written in: its top-level ``write-default`` values fill a column an
+    INSERT leaves out (or gives NULL), as the spec's write default says."""
+    import dataclasses
+
+    out = schema.to_paimon()
+    defaults = {f.id: f.write_default for f in schema.fields if f.write_default is not None}
+    if not defaults:
+        return out
+    fields = tuple(dataclasses.replace(f, default_value=str(defaults[f.id]).lower()
+                                       if isinstance(defaults[f.id], bool)
+                                       else str(defaults[f.id]))
+                   if f.id in defaults else f for f in out.fields)
+    return dataclasses.replace(out, fields=fields)
+
+
+def _column(full_name: str) -> Column:
+    from pyspark.sql import functions as F
+
+    head, *rest = full_name.split(".")
+    col = F.col("`" + head.replace("`", "``") + "`")
+    for part in rest:
+        col = col.getField(part)
+    return col

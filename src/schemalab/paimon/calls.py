@@ -1,0 +1,126 @@
+"""``CALL sys.<procedure>(...)`` for Paimon's tag, branch, rollback and expire procedures:
+their argument names as Paimon's Spark procedures declare them, their result rows as those
+procedures return them (see :mod:`schemalab.paimon.procedures` for what each does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from schemalab.errors import SqlError
+from schemalab.paimon import procedures as proc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.table import Table
+
+#: procedure → (required arguments, optional arguments), as Paimon 2.0's Spark procedures
+ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "create_tag": (("table", "tag"), ("snapshot", "time_retained")),
+    "delete_tag": (("table", "tag"), ()),
+    "create_branch": (("table", "branch"), ("tag", "ignoreifexists")),
+    "delete_branch": (("table", "branch"), ()),
+    "fast_forward": (("table", "branch"), ()),
+    "rollback": (("table",), ("version", "snapshot", "tag")),
+    "expire_snapshots": (("table",), ("retain_max", "retain_min", "older_than",
+                                      "max_deletes", "options")),
+}
+
+
+@dataclass(frozen=True)
+class CallResult:
+    message: str
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    row_schema: str
+
+
+def procedure_name(name: str) -> str | None:
+    """``create_tag`` for ``sys.create_tag`` (or ``create_tag``), None for others."""
+    short = name.lower().removeprefix("sys.")
+    return short if short in ARGUMENTS else None
+
+
+def check_arguments(procedure: str, args: dict[str, str]) -> None:
+    required, optional = ARGUMENTS[procedure]
+    table = args.get("table")
+    unknown = [k for k in args if k not in required + optional]
+    missing = [k for k in required if not args.get(k)]
+    if unknown or missing:
+        what = f"unknown argument {unknown[0]}" if unknown else f"no {missing[0]} argument"
+        raise SqlError(f"CALL sys.{procedure}: {what}; it takes "
+                       f"{', '.join(required + optional)}", table=table,
+                       rule="procedure-arguments")
+    if args.get("options"):
+        raise SqlError(f"CALL sys.{procedure}: argument options is not supported by "
+                       "schemalab", table=table, rule="procedure-arguments")
+
+
+def _int(args: dict[str, str], name: str, table: Table) -> int | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SqlError(f"CALL: argument {name} of table {table.name} must be a number, not "
+                       f"{value!r}", table=table.name, rule="procedure-arguments") from None
+
+
+def _ok(message: str) -> CallResult:
+    return CallResult(message, ["result"], [(True,)], "result BOOLEAN")
+
+
+def run(procedure: str, t: Table, args: dict[str, str]) -> CallResult:
+    """Run ``procedure`` on table ``t`` (main) with ``args`` (lower-cased names)."""
+    return _RUNNERS[procedure](t, args)
+
+
+def _create_tag(t: Table, a: dict[str, str]) -> CallResult:
+    snap = proc.create_tag(t, a["tag"], _int(a, "snapshot", t), a.get("time_retained"))
+    return _ok(f"Created tag {a['tag']} of {t.name} at snapshot {snap.id}.")
+
+
+def _delete_tag(t: Table, a: dict[str, str]) -> CallResult:
+    gone = proc.delete_tag(t, a["tag"])
+    return _ok(f"Deleted tag(s) {', '.join(gone) or 'none'} of {t.name}.")
+
+
+def _create_branch(t: Table, a: dict[str, str]) -> CallResult:
+    if (a.get("ignoreifexists") or "").lower() == "true" and \
+            a["branch"] in {r.name for r in t.refs if r.kind == "branch"}:
+        return _ok(f"Branch {a['branch']} of {t.name} exists.")
+    proc.create_branch(t, a["branch"], a.get("tag"))
+    frm = f" from tag {a['tag']}" if a.get("tag") else ""
+    return _ok(f"Created branch {a['branch']} of {t.name}{frm}.")
+
+
+def _delete_branch(t: Table, a: dict[str, str]) -> CallResult:
+    return _ok(f"Deleted branch(es) {', '.join(proc.delete_branch(t, a['branch']))} of "
+               f"{t.name}.")
+
+
+def _fast_forward(t: Table, a: dict[str, str]) -> CallResult:
+    proc.fast_forward(t, a["branch"])
+    return _ok(f"Fast-forwarded {t.name} to branch {a['branch']}.")
+
+
+def _rollback(t: Table, a: dict[str, str]) -> CallResult:
+    before, now = proc.rollback(t, a.get("version"), _int(a, "snapshot", t), a.get("tag"))
+    return CallResult(f"Rolled {t.name} back from snapshot {before} to {now}.",
+                      ["previous_snapshot_id", "current_snapshot_id"], [(before, now)],
+                      "previous_snapshot_id BIGINT, current_snapshot_id BIGINT")
+
+
+def _expire(t: Table, a: dict[str, str]) -> CallResult:
+    n = proc.expire_snapshots(t, _int(a, "retain_max", t), _int(a, "retain_min", t),
+                              a.get("older_than"), _int(a, "max_deletes", t))
+    return CallResult(f"Expired {n} snapshot(s) of {t.name}.", ["deleted_snapshots_count"],
+                      [(n,)], "deleted_snapshots_count INT")
+
+
+_RUNNERS: dict[str, Callable[[Table, dict[str, str]], CallResult]] = {
+    "create_tag": _create_tag, "delete_tag": _delete_tag, "create_branch": _create_branch,
+    "delete_branch": _delete_branch, "fast_forward": _fast_forward, "rollback": _rollback,
+    "expire_snapshots": _expire,
+}
