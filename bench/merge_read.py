@@ -1,33 +1,34 @@
 """Benchmark: the primary-key merge read against a plain read of the same final rows in the
-same number of files, before and after compaction.
+same number of files, for every merge engine, three table layouts and two queries.
 
     .venv/bin/python bench/merge_read.py [--rows 3000000,10000000] [--repeats 5]
-                                         [--engines deduplicate,partial-update]
-                                         [--dir /tmp/schemalab-bench-merge]
+                         [--engines deduplicate,partial-update,aggregation,first-row]
+                         [--layouts a,b,c] [--compacted] [--shuffle]
+                         [--dir /tmp/schemalab-bench-merge]
 
-For each row count and merge engine, a primary-key table (``'bucket' = '4'``) is written with
-schemalab's own write path: the rows in ``FILES`` inserts under schema 0, a RENAME and a
-widening INT→BIGINT, then an upsert of a tenth of the keys (every tenth key) in the final
-schema — so each bucket holds several sorted runs of two schemas, and the read evolves each
-file group before the merge. The merged read is then copied once to plain Parquet in as many
-files as the table has live files (``plain``), and the table is compacted (a COMPACT
-snapshot: one sorted run per bucket, today's schema); its files are copied again the same
-way (``plain-compacted``).
+Each table has ``'bucket' = '4'`` and is written with schemalab's own write path, columns
+``id INT`` (the key), ``v STRING``, ``n INT``, ``d DOUBLE``, with a RENAME (v → label) and a
+widening INT→BIGINT (n) between its commits, so the read evolves each file group before the
+merge. The layouts (issue 25):
 
-Measured in one Spark session, candidates interleaved per round (one warm-up each first),
-medians of ``--repeats`` rounds; each candidate runs the same aggregate over every column
-(count, and count and max of each column), planning included:
+* ``a``  one INSERT of every row, the ALTERs, then an upsert of every tenth key (10%);
+* ``b``  the rows in four INSERTs, the ALTERs, then the same upsert;
+* ``c``  streaming-like: 20 commits of 5% of ``--rows`` each, keys spread over all of
+         ``[0, rows)`` (a permutation per commit, shifted per commit, so later commits
+         update keys earlier ones wrote), the ALTERs after the tenth.
 
-* ``merge``            ``t.read(snapshot_id=before)``: the merge of the upserted table, per
-                       bucket where the files are (the default; no shuffle)
-* ``merge-shuffle``    the same plan merged the former way (rows shuffled by key)
-* ``plain``            ``spark.read.parquet`` of its rows, same number of files
-* ``compacted``        ``t.read()`` after ``t.compact()`` (one run per bucket: no merge)
-* ``plain-compacted``  ``spark.read.parquet`` of those rows, same number of files
+The merged read is copied once to plain Parquet in as many files as the table has live
+files (``plain``). Each cell (rows × engine × layout × query) measures ``merge``
+(``t.read()``) against ``plain`` (``spark.read.parquet``), interleaved per round after one
+warm-up each, medians of ``--repeats`` rounds, planning included. The queries:
 
-The ratio ``merge / plain`` is the merge's cost (target ≤ 1.5, issue 15). The load average is
-printed before and after each row count: on a shared machine, quote it with the figures. The
-JVM's CPU seconds per run are printed beside wall time (less disturbed by other jobs).
+* ``full``    count, and count and max of every column;
+* ``narrow``  ``count(*), sum(id), sum(n)``: a projection of two columns.
+
+``--compacted`` adds the table after ``t.compact()`` against a plain copy of it, and
+``--shuffle`` the former merge (rows shuffled by key). The ratio ``merge / plain`` is the
+merge's cost (target ≤ 1.5, deduplicate ≤ 1.3, issue 25). The load average is printed with
+each cell: on a shared machine, quote it with the figures.
 """
 
 from __future__ import annotations
@@ -46,11 +47,15 @@ from typing import Any
 import evolved_read  # bench/ is the script's directory: run as python bench/merge_read.py
 from evolved_read import aggregate, load
 
-GENERATOR_VERSION = 1
-FILES = 4  # inserts of the initial rows (spark.range partitions: one file per bucket each)
+GENERATOR_VERSION = 2
+FILES = 4  # layout b's inserts of the initial rows (one file per bucket each)
 BUCKETS = 4
-UPSERT_EVERY = 10  # every tenth key is upserted at the end
+UPSERT_EVERY = 10  # layouts a and b: every tenth key is upserted at the end
+COMMITS = 20  # layout c: commits of rows / COMMITS keys each
 TARGET = 1.5
+TARGETS = {"deduplicate": 1.3}
+LAYOUTS = ("a", "b", "c")
+QUERIES = ("full", "narrow")
 
 
 class JvmCpu(evolved_read.JvmCpu):
@@ -69,26 +74,61 @@ class Candidate:
     cpu: list[float] = field(default_factory=list)
 
 
-def generate(wh: Any, name: str, rows: int, engine: str) -> Any:
+def narrow(df: Any) -> list[Any]:
+    """The narrow query: ``count(*), sum(id), sum(n)`` (two of the four columns)."""
+    from pyspark.sql import functions as F
+
+    return list(df.agg(F.count(F.lit(1)), F.sum("id"), F.sum("n")).collect()[0])
+
+
+QUERY = {"full": aggregate, "narrow": narrow}
+
+
+def _rows(spark: Any, ids: Any, prefix: str, renamed: bool) -> Any:
+    """The table's columns for the keys ``ids`` (column ``id``, BIGINT)."""
+    from pyspark.sql import functions as F
+
+    return ids.select(
+        F.col("id").cast("int").alias("id"),
+        F.concat(F.lit(prefix), F.col("id")).alias("label" if renamed else "v"),
+        (F.col("id") % 1000).cast("bigint" if renamed else "int").alias("n"),
+        (F.col("id") / 7).alias("d"))
+
+
+def _alter(wh: Any, name: str) -> None:
+    wh.sql(f"ALTER TABLE {name} RENAME COLUMN v TO label; "
+           f"ALTER TABLE {name} ALTER COLUMN n TYPE BIGINT")
+
+
+def generate(wh: Any, name: str, rows: int, engine: str, layout: str = "b") -> Any:
+    """The table of one layout (see the module's docstring)."""
     from pyspark.sql import functions as F
 
     spark = wh.spark
     extra = "" if engine == "deduplicate" else f", 'merge-engine' = '{engine}'"
     wh.sql(f"CREATE TABLE {name} (id INT NOT NULL, v STRING, n INT, d DOUBLE, "
            f"PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '{BUCKETS}'{extra})")
-    t = wh.table(name)
-    share = rows // FILES
-    for i in range(FILES):
-        df = spark.range(i * share, (i + 1) * share, numPartitions=1).select(
-            F.col("id").cast("int").alias("id"), F.concat(F.lit("v"), F.col("id")).alias("v"),
-            (F.col("id") % 1000).cast("int").alias("n"), (F.col("id") / 7).alias("d"))
-        t.insert(df)
-    wh.sql(f"ALTER TABLE {name} RENAME COLUMN v TO label; "
-           f"ALTER TABLE {name} ALTER COLUMN n TYPE BIGINT")
-    up = spark.range(0, share * FILES, UPSERT_EVERY, numPartitions=1).select(
-        F.col("id").cast("int").alias("id"), F.concat(F.lit("u"), F.col("id")).alias("label"),
-        (F.col("id") + 5_000_000_000).alias("n"), F.lit(None).cast("double").alias("d"))
-    wh.table(name).insert(up)
+    if layout == "c":
+        share = rows // COMMITS
+        for i in range(COMMITS):
+            # id * 1000003 mod rows is a permutation of [0, rows) (1000003 is a prime not
+            # dividing rows): each commit's keys differ, and the shift makes later commits
+            # meet earlier ones' keys
+            keys = spark.range(0, share, numPartitions=1).select(
+                ((F.col("id") * 1_000_003 + i * 7_919 * 131) % rows).alias("id"))
+            wh.table(name).insert(_rows(spark, keys, f"c{i}_", i >= COMMITS // 2))
+            if i == COMMITS // 2 - 1:
+                _alter(wh, name)
+        return wh.table(name)
+    inserts = 1 if layout == "a" else FILES
+    share = rows // inserts
+    for i in range(inserts):
+        wh.table(name).insert(_rows(
+            spark, spark.range(i * share, (i + 1) * share, numPartitions=1), "v", False))
+    _alter(wh, name)
+    up = spark.range(0, share * inserts, UPSERT_EVERY, numPartitions=1)
+    wh.table(name).insert(_rows(spark, up, "u", True).withColumn(
+        "n", F.col("id") + 5_000_000_000).withColumn("d", F.lit(None).cast("double")))
     return wh.table(name)
 
 
@@ -96,42 +136,58 @@ def plain_copy(spark: Any, df: Any, files: int, path: str) -> None:
     df.repartition(files).write.mode("overwrite").option("compression", "zstd").parquet(path)
 
 
-def run_case(spark: Any, base: str, rows: int, engine: str, repeats: int,
-             cpu: JvmCpu) -> dict[str, Any]:
+def prepare(spark: Any, base: str, rows: int, engine: str, layout: str,
+            compacted: bool = False) -> str:
+    """The directory of one table and its plain copy (``compacted``: and the table
+    compacted, with its plain copy), generated unless already there."""
     import schemalab as sl
 
-    d = os.path.join(base, f"{engine}-{rows}")
+    d = os.path.join(base, f"{engine}-{layout}-{rows}")
     marker = os.path.join(d, "MARKER")
-    want = json.dumps({"v": GENERATOR_VERSION, "rows": rows, "engine": engine})
+    want = json.dumps({"v": GENERATOR_VERSION, "rows": rows, "engine": engine,
+                       "layout": layout})
     if not (os.path.exists(marker) and open(marker).read() == want):
         shutil.rmtree(d, ignore_errors=True)
         wh = sl.Warehouse(os.path.join(d, "wh"), spark=spark)
-        t = generate(wh, "t", rows, engine)
+        t = generate(wh, "t", rows, engine, layout)
         before = t.latest_snapshot.id
         n_files = len(t.live_entries(t.latest_snapshot))
         plain_copy(spark, t.read(snapshot_id=before), n_files, os.path.join(d, "plain"))
-        t.compact()
-        n_after = len(t.live_entries(t.latest_snapshot))
-        plain_copy(spark, t.read(), n_after, os.path.join(d, "plain-compacted"))
-        json.dump({"before": before, "files": n_files, "files_after": n_after},
-                  open(os.path.join(d, "info.json"), "w"))
+        json.dump({"before": before, "files": n_files}, open(os.path.join(d, "info.json"), "w"))
         open(marker, "w").write(want)
     info = json.load(open(os.path.join(d, "info.json")))
-    wh = sl.Warehouse(os.path.join(d, "wh"), spark=spark)
-    t = wh.table("t")
-    before = info["before"]
+    if compacted and "files_after" not in info:
+        t = sl.Warehouse(os.path.join(d, "wh"), spark=spark).table("t")
+        t.compact()
+        info["files_after"] = len(t.live_entries(t.latest_snapshot))
+        plain_copy(spark, t.read(), info["files_after"], os.path.join(d, "plain-compacted"))
+        json.dump(info, open(os.path.join(d, "info.json"), "w"))
+    return d
+
+
+def candidates(spark: Any, d: str, query: str, compacted: bool,
+               shuffle: bool) -> tuple[list[Candidate], dict[str, Any]]:
+    import schemalab as sl
     from schemalab.engine.merge.keyed_read import merge_read
 
-    cands = [
-        Candidate("merge", lambda: aggregate(t.read(snapshot_id=before))),
-        Candidate("merge-shuffle", lambda: aggregate(
-            merge_read(t.read_plan(before), spark, how="shuffle"))),
-        Candidate("plain", lambda: aggregate(spark.read.parquet(os.path.join(d, "plain")))),
-        Candidate("compacted", lambda: aggregate(t.read())),
-        Candidate("plain-compacted",
-                  lambda: aggregate(spark.read.parquet(os.path.join(d, "plain-compacted")))),
-    ]
-    results = {c.name: c.run() for c in cands}  # warm-up, and the answers
+    info = json.load(open(os.path.join(d, "info.json")))
+    t = sl.Warehouse(os.path.join(d, "wh"), spark=spark).table("t")
+    before, q = info["before"], QUERY[query]
+    cands = [Candidate("merge", lambda: q(t.read(snapshot_id=before))),
+             Candidate("plain", lambda: q(spark.read.parquet(os.path.join(d, "plain"))))]
+    if shuffle:
+        cands.append(Candidate("merge-shuffle", lambda: q(
+            merge_read(t.read_plan(before), spark, how="shuffle"))))
+    if compacted:
+        cands += [Candidate("compacted", lambda: q(t.read())),
+                  Candidate("plain-compacted", lambda: q(
+                      spark.read.parquet(os.path.join(d, "plain-compacted"))))]
+    return cands, info
+
+
+def measure(cands: list[Candidate], repeats: int, cpu: JvmCpu) -> None:
+    """One warm-up each (the answers must agree), then ``repeats`` interleaved rounds."""
+    results = {c.name: c.run() for c in cands}
     assert len({repr(v) for v in results.values()}) == 1, results
     for _ in range(repeats):
         for c in cands:
@@ -139,44 +195,61 @@ def run_case(spark: Any, base: str, rows: int, engine: str, repeats: int,
             c.run()
             c.wall.append(time.perf_counter() - t0)
             c.cpu.append(cpu() - c0)
-    return {"info": info, "cands": cands}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rows", default="3000000,10000000")
-    p.add_argument("--engines", default="deduplicate,partial-update")
+    p.add_argument("--engines", default="deduplicate,partial-update,aggregation,first-row")
+    p.add_argument("--layouts", default=",".join(LAYOUTS))
+    p.add_argument("--queries", default=",".join(QUERIES))
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--prepare-only", action="store_true", help="generate the tables only")
+    p.add_argument("--compacted", action="store_true")
+    p.add_argument("--shuffle", action="store_true")
     p.add_argument("--dir", default="/tmp/schemalab-bench-merge")
     args = p.parse_args(argv)
     import schemalab as sl
 
     spark = sl.Warehouse(os.path.join(args.dir, "session")).spark
     cpu = JvmCpu(spark)
-    print(f"python {sys.version.split()[0]}, pyspark {spark.version}, "
-          f"{os.cpu_count()} cores, {BUCKETS} buckets, {FILES} inserts + 1 upsert of every "
-          f"{UPSERT_EVERY}th key; medians of {args.repeats} rounds (wall s / JVM cpu s)")
+    print(f"python {sys.version.split()[0]}, pyspark {spark.version}, {os.cpu_count()} "
+          f"cores, {BUCKETS} buckets; medians of {args.repeats} rounds, merge and plain "
+          "interleaved; ratio = merge / plain wall (JVM cpu ratio)")
+    print(f"{'rows':>10} {'engine':15}{'lay':>4} {'query':7}{'files':>6}{'merge':>8}"
+          f"{'plain':>8}{'ratio':>7}{'cpu':>6}  target  load")
     for rows in [int(r) for r in args.rows.split(",")]:
         for engine in args.engines.split(","):
-            l0 = load()
-            r = run_case(spark, args.dir, rows, engine, args.repeats, cpu)
-            c = {x.name: x for x in r["cands"]}
-
-            def m(name: str, what: str = "wall", c: dict[str, Candidate] = c) -> float:
-                return statistics.median(getattr(c[name], what))
-
-            files, after = r["info"]["files"], r["info"]["files_after"]
-            print(f"\n{rows:,} rows, {engine}: {files} files before compaction, {after} "
-                  f"after; load {l0} → {load()}")
-            print(f"  {'':18}{'merge/read':>12}{'plain':>10}{'ratio':>8}{'cpu ratio':>11}")
-            for label, a, b in [("before compaction", "merge", "plain"),
-                                ("  shuffle (old)", "merge-shuffle", "plain"),
-                                ("after compaction", "compacted", "plain-compacted")]:
-                ratio, cr = m(a) / m(b), m(a, "cpu") / m(b, "cpu")
-                flag = "ok" if ratio <= TARGET else f"> {TARGET}"
-                print(f"  {label:18}{m(a):>11.2f}s{m(b):>9.2f}s{ratio:>8.2f}{cr:>11.2f}  {flag}")
-            print(f"  merge before / after compaction: {m('merge') / m('compacted'):.2f}")
+            for layout in args.layouts.split(","):
+                d = prepare(spark, args.dir, rows, engine, layout, args.compacted)
+                if args.prepare_only:
+                    continue
+                for query in args.queries.split(","):
+                    cands, info = candidates(spark, d, query, args.compacted, args.shuffle)
+                    measure(cands, args.repeats, cpu)
+                    _report(rows, engine, layout, query, info, cands)
     return 0
+
+
+def _report(rows: int, engine: str, layout: str, query: str, info: dict[str, Any],
+            cands: list[Candidate]) -> None:
+    c = {x.name: x for x in cands}
+
+    def m(name: str, what: str = "wall") -> float:
+        return statistics.median(getattr(c[name], what))
+
+    target = TARGETS.get(engine, TARGET)
+    pairs = [("merge", "plain", "")] + [
+        (a, b, f"  {a}") for a, b in (("merge-shuffle", "plain"),
+                                      ("compacted", "plain-compacted")) if a in c]
+    for a, b, label in pairs:
+        ratio, cr = m(a) / m(b), m(a, "cpu") / m(b, "cpu")
+        flag = "ok" if ratio <= target else f">{target}"
+        files = info["files"] if a != "compacted" else info["files_after"]
+        head = f"{rows:>10,} {engine:15}{layout:>4} {query:7}" if not label else \
+            f"{label:<37}"
+        print(f"{head}{files:>6}{m(a):>7.2f}s{m(b):>7.2f}s{ratio:>7.2f}{cr:>6.2f}  "
+              f"{flag:6}  {load()}", flush=True)
 
 
 if __name__ == "__main__":

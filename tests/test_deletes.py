@@ -224,6 +224,24 @@ def test_many_positions_in_many_words(tmp_path: Path, spark: Any) -> None:
     assert _read(files, spark) == [i for i in range(n) if i not in set(deleted)]
 
 
+def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: deletes by position are a bitmap test in the scan's own filter (no join);
+    past the bitmap's limits they are a broadcast anti-join, which drops the same rows."""
+    from schemalab.engine import deletes
+
+    files = [_file(tmp_path / "a.parquet", range(0, 130), [0, 63, 64, 129]),
+             _file(tmp_path / "b.parquet", range(130, 140)),
+             _file(tmp_path / "c.parquet", range(140, 150), [9])]
+    kept = [i for i in range(150) if i not in (0, 63, 64, 129, 149)]
+    plan = plan_read("t", SCHEMA, files, lambda f: SCHEMA, CastMode.EXPLICIT)
+    assert "Join" not in execute(plan, spark)._jdf.queryExecution().executedPlan().toString()
+    assert _read(files, spark) == kept
+    monkeypatch.setattr(deletes, "BITMAP_FILES", 1)
+    assert "Join" in execute(plan, spark)._jdf.queryExecution().executedPlan().toString()
+    assert _read(files, spark) == kept
+
+
 def test_a_position_past_the_end_is_refused(tmp_path: Path, spark: Any) -> None:
     """A deletion vector naming row 10 of a 10-row file was made for another file: the read
     is refused, never guessed."""

@@ -6,6 +6,7 @@ each strategy gives — equal to the rows every version of every key merged the 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +224,40 @@ def test_paired_versions_fold_as_every_version_merged(spark: Any, tmp_path: Path
         dataclasses.replace(g, files=tuple(dataclasses.replace(f, delete_row_count=None)
                                            for f in g.files)) for g in plan.groups))
     assert _rows(merge_read(unrecorded, spark)) == expected
+
+
+@pytest.mark.parametrize(("engine", "options"), [
+    ("partial-update", ""),
+    ("aggregation", ", 'fields.b.aggregate-function' = 'sum'"),
+])
+def test_a_narrow_query_of_pairs_reads_only_its_columns(spark: Any, tmp_path: Path,
+                                                        engine: str, options: str) -> None:
+    """Issue 25: a query of two columns of a ``pair`` merge (no -U/-D anywhere) reads the
+    key, those columns and the newer side's sequence number from the files, nothing else
+    (each result column is folded on its own), and reads what every version merged does."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql(f"""
+        CREATE TABLE p (id BIGINT NOT NULL, a STRING, b INT, ts INT,
+                        PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = '{engine}'{options});
+        INSERT INTO p VALUES (1, 'a1', 1, 1), (2, 'a2', NULL, 1), (3, NULL, 3, 1), (4, 'a4', 4, 1);
+        ALTER TABLE p ALTER COLUMN b TYPE BIGINT;
+        INSERT INTO p VALUES (2, NULL, 20, 2), (3, 'x3', NULL, 0), (9, 'x9', 9, 2)""")
+    t = wh.table("p")
+    plan = t.read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert p.strategy == "pair"
+    query = t.read().select("id", "b")
+    scans = re.findall(r"ReadSchema: (struct<[^\n]*)", query._jdf.queryExecution()
+                       .executedPlan().toString())
+    # the base, the newer file joined to it, and the newer file's key the base lacks (9)
+    assert len(scans) == 3, scans
+    for scan in scans:  # fields by id: id 0, a 1, b 2, ts 3
+        assert "_sl_f0:" in scan and "_sl_f2:" in scan, scan
+        assert "_sl_f1:" not in scan and "_sl_f3:" not in scan, scan
+    expected = merge_read(plan, spark, how="shuffle").select("id", "b")
+    assert sorted(query.collect()) == sorted(expected.collect())
+    assert _rows(t.read()) == _rows(merge_read(plan, spark, how="shuffle"))
 
 
 @pytest.mark.parametrize(("key_type", "keys", "lookup"), [

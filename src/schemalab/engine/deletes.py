@@ -4,14 +4,16 @@ files) and by value (equality delete files).
 **By position.** Spark's Parquet reader gives each row's file and 0-based position
 (``_metadata.file_name``, ``_metadata.row_index``), also in a scan by field id. The deleted
 positions of every data file of a scan are decoded on the driver (a Roaring bitmap, or the
-rows of a position delete file naming it) and sent to Spark as 64-position words: one row
-``(file name, position >> 6, 64-bit mask)`` per word holding a deleted position. A row is
-then dropped by a broadcast left anti-join on (file name, word) whose condition tests the
-row's bit. Measured (``bench/deletes.py``, 10M rows in 10 files, 10% deleted): one row per
-deleted position costs Spark 2–3 s to build from Arrow before the join even starts; the
-words are 64× fewer rows at worst and cost about 0.1 s. A per-file ``NOT IN`` filter would
-need one scan (and one Spark job plan) per file. The bench reports the read time against a
-plain read of the surviving rows.
+rows of a position delete file naming it) and set as bits of one bitmap, each file's rows
+from an offset of their own; a row's bit is its file's offset (chosen by its name) plus its
+position, tested in the scan's own filter with the bitmap in a scalar subquery: no join,
+hash table or exchange. Past :data:`BITMAP_ROWS` rows or :data:`BITMAP_FILES` files with
+deletes in one scan, the positions go to Spark as 64-position words, one row
+``(file name, position >> 6, 64-bit mask)`` per word holding a deleted position, and a row
+is dropped by a broadcast left anti-join on (file name, word) testing its bit. Measured
+(``bench/deletes.py``): the join's probe per row cost a deletes read about 1.8x a plain read
+of the surviving rows; one row per deleted position cost Spark 2–3 s to build from Arrow at
+10M rows. A per-file ``NOT IN`` filter would need one scan (and one Spark job plan) per file.
 
 File names must be unique within a scan (the scan splits files otherwise, see
 :func:`unique_name_scans`), and Spark reports them URI-encoded (``a b.parquet`` is
@@ -55,6 +57,7 @@ POS_COL = "__sl_pos"
 _WORD_FILE, _WORD, _BITS = "__sl_dv_file", "__sl_dv_word", "__sl_dv_bits"
 _SEQ, _SCOPE = "__sl_data_seq", "__sl_scope"
 _DEL_SEQ, _DEL_SCOPE = "__sl_del_seq", "__sl_del_scope"
+_BITMAP = "__sl_words"
 #: file-name characters Spark's ``_metadata.file_name`` shows as they are
 _SAFE = re.compile(r"[A-Za-z0-9._\-=+,@~]*")
 
@@ -149,10 +152,15 @@ def position_words(files: Sequence[DataFile], table: str) -> pa.Table:
 def drop_deleted_positions(df: DataFrame, files: Sequence[DataFile], spark: SparkSession,
                            table: str) -> DataFrame:
     """``df`` (with :data:`FILE_NAME_COL` and :data:`POS_COL`) without the rows the files'
-    position deletes name, and without the position column."""
+    position deletes name, and without the position column: by a bitmap of every file's
+    positions in the scan's own filter where it fits (:func:`_bitmap_filter`), else by a
+    broadcast anti-join on (file name, word)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as st
 
+    keep = _bitmap_filter(files, spark, table)
+    if keep is not None:
+        return df.where(keep).drop(POS_COL)
     words = position_words(files, table)
     if words.num_rows:
         schema = st.StructType([st.StructField(_WORD_FILE, st.StringType(), False),
@@ -166,6 +174,66 @@ def drop_deleted_positions(df: DataFrame, files: Sequence[DataFile], spark: Spar
                & F.expr(f"shiftright({_BITS}, CAST({POS_COL} % 64 AS INT)) % 2 != 0"))
         df = df.join(w, hit, "left_anti")
     return df.drop(POS_COL)
+
+
+#: the most rows (of files with deletes, in one scan) whose positions a bitmap covers, and
+#: the most such files a row's offset is chosen among by name
+BITMAP_ROWS = 1 << 27
+BITMAP_FILES = 64
+
+
+def _bitmap_filter(files: Sequence[DataFile], spark: SparkSession, table: str
+                   ) -> Column | None:
+    """Whether a row survives, as a filter of its own scan: the deleted positions of every
+    file set as bits of one bitmap (each file's rows from its offset on), a row's bit found
+    from its file's offset (chosen by file name) plus its position. No join, hash table or
+    exchange: the test runs in the scan's generated code. None past :data:`BITMAP_ROWS` or
+    :data:`BITMAP_FILES`."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    deleted = [(f, p) for f in files if len(p := deleted_positions(f, table))]
+    if not deleted:
+        return F.lit(True)
+    total = sum(f.row_count for f, _ in deleted)
+    if total > BITMAP_ROWS or len(deleted) > BITMAP_FILES:
+        return None
+    bits = np.zeros(((total >> 6) + 1) * 64, dtype=bool)
+    offset, offsets = 0, []
+    for f, pos in deleted:
+        bits[offset + pos] = True
+        offsets.append(offset)
+        offset += f.row_count
+    name = F.col(FILE_NAME_COL)
+    start = F.when(name == F.lit(file_name(deleted[0][0])), F.lit(offsets[0]))
+    for (f, _), o in zip(deleted[1:], offsets[1:], strict=True):
+        start = start.when(name == F.lit(file_name(f)), F.lit(o))
+    index = start.cast("bigint") + F.col(POS_COL)
+    # a file without deletes has no offset: its rows all stay
+    return F.coalesce(~bitmap_test(index, 0, bits, spark), F.lit(True))
+
+
+def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
+                spark: SparkSession) -> Column:
+    """Whether bit ``index - lo`` of ``bits`` is set (False outside them), as an expression
+    holding the bitmap in a scalar subquery, so the test runs in generated code."""
+    import numpy as np
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    if not bits.any():
+        return F.lit(False)
+    # bit i of word w is index lo + 64 w + i: the bits packed little-endian (20x faster
+    # than setting each bit of each word with np.bitwise_or.at)
+    words = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
+    bitmap = spark.createDataFrame(pa.table({_BITMAP: pa.array(
+        [words], type=pa.list_(pa.int64()))})).scalar()
+    i = index.cast("bigint") - F.lit(lo)
+    # the bit: word i >> 6 (element_at counts from 1), bit i % 64 of it; CASE WHEN
+    # evaluates element_at only inside the bitmap (ANSI mode fails past its end)
+    word = F.element_at(bitmap, F.shiftright(i, 6).cast("int") + 1)
+    bit = F.call_function("shiftright", word, (i % 64).cast("int")).bitwiseAND(F.lit(1))
+    return F.when(i.between(0, len(bits) - 1), bit == 1).otherwise(F.lit(False))
 
 
 def drop_equality_deleted(df: DataFrame, files: Sequence[DataFile],

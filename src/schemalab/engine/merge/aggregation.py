@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.keyed import DELETE, INSERT, UPDATE_AFTER
 from schemalab.engine.merge.aggregators import aggregators
 from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
+from schemalab.engine.merge.order import Fielded
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,16 +35,16 @@ def aggregation_fold(m: MergeInput) -> Fold:
     flags = {f.name: f"__sl_init_{i}" for i, f in enumerate(m.fields)
              if f.name in aggs and aggs[f.name].stateful}
 
-    def init() -> Column:
+    def init() -> dict[str, Column]:
         values: dict[str, Column] = {SEQ_COL: F.lit(None).cast("long"),
                                      KIND_COL: F.lit(INSERT).cast("tinyint")}
         values.update({f.name: m.null(f) for f in m.fields})
         values.update({flag: F.lit(False) for flag in flags.values()})
-        return state(values)
+        return values
 
-    def step(acc: Column, x: Column) -> Column:
-        kind = x.getField(KIND_COL)
-        adds = kind.isin(INSERT, UPDATE_AFTER)
+    def values(acc: Fielded, x: Fielded, adds: Column | None) -> dict[str, Column]:
+        """The state after version ``x``: aggregated where ``adds``, else retracted (None:
+        ``x`` is known to be a +I/+U version)."""
         values: dict[str, Column] = {SEQ_COL: x.getField(SEQ_COL),
                                      KIND_COL: F.lit(INSERT).cast("tinyint")}
         new_flags: dict[str, Column] = {}
@@ -52,13 +53,22 @@ def aggregation_fold(m: MergeInput) -> Fold:
             agg = aggs[f.name]
             flag = acc.getField(flags[f.name]) if f.name in flags else None
             added, fl_add = agg.agg(a, v, flag)
+            if adds is None:
+                values[f.name] = added
+                if fl_add is not None:
+                    new_flags[flags[f.name]] = fl_add
+                continue
             taken, fl_ret = agg.retract(a, v, flag)
             values[f.name] = F.when(adds, added).otherwise(taken)
             if flag is not None and fl_add is not None and fl_ret is not None:
                 new_flags[flags[f.name]] = F.when(adds, fl_add).otherwise(fl_ret)
         for flag_name in flags.values():
             values[flag_name] = new_flags.get(flag_name, acc.getField(flag_name))
-        merged = state(values)
+        return values
+
+    def step(acc: Column, x: Column) -> Column:
+        kind = x.getField(KIND_COL)
+        merged = state(values(acc, x, kind.isin(INSERT, UPDATE_AFTER)))
         if not m.opts.aggregation_remove_record_on_delete:
             return merged
         # Paimon 1.1: a -D makes the row the -D's own values, read as deleted
@@ -68,4 +78,4 @@ def aggregation_fold(m: MergeInput) -> Fold:
         removed.update({flag: F.lit(False) for flag in flags.values()})
         return F.when(kind == DELETE, state(removed)).otherwise(merged)
 
-    return Fold(init(), step)
+    return Fold(state(init()), step, init(), lambda acc, x: values(acc, x, None))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab.engine.merge.options import MergeOptions
-from schemalab.engine.merge.order import compare, sort_fields
+from schemalab.engine.merge.order import Fielded, compare, sort_fields
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.engine.spark_reader import all_nullable, quote
 from schemalab.types.model import DataField
@@ -49,16 +49,33 @@ class MergeInput:
 
 #: one step of a fold: (state, record) → state; both structs
 Step = Callable[["Column", "Column"], "Column"]
+#: one step of a fold over a +I/+U record: (state, record) → the state's named values
+AddStep = Callable[[Fielded, Fielded], "dict[str, Column]"]
+
+
+class Values:
+    """A record or fold state as one column expression per field, not a struct: a step
+    reading a field gets that field's own expression, so each result column depends on
+    the columns it reads only, and Spark prunes every other column from the scans."""
+
+    def __init__(self, values: dict[str, Column]) -> None:
+        self.values = values
+
+    def getField(self, name: str) -> Column:  # noqa: N802 - as Column's
+        return self.values[name]
 
 
 @dataclass(frozen=True)
 class Fold:
     """A merge function as a fold: ``init`` and each ``step``'s result are structs whose
     first fields are the record's (``__sl_seq``, ``__sl_kind``, the fields read), followed
-    by any state of the function's own."""
+    by any state of the function's own. ``init_values`` and ``add`` are the same as named
+    values, ``add`` for +I/+U records only (a fold known to meet no -U/-D record)."""
 
     init: Column
     step: Step
+    init_values: dict[str, Column] | None = None
+    add: AddStep | None = None
 
 
 def record(m: MergeInput) -> Column:
@@ -114,6 +131,24 @@ def fold_two(rows: DataFrame, m: MergeInput, fold: Fold, newer: str) -> DataFram
     return second.select(*[F.when(pairs, F.col(_STATE).getField(n))
                            .otherwise(F.col(quote(n))).alias(n)
                            for n in (*m.names, SEQ_COL, KIND_COL)])
+
+
+def fold_two_inserts(rows: DataFrame, m: MergeInput, fold: Fold, newer: dict[str, str],
+                     present: Column) -> DataFrame:
+    """:func:`fold_two` where neither version retracts (no -U/-D record in any file read):
+    the key's older version in the columns of the fields' names, its newer one in the
+    columns ``newer`` names (a field not in it: the older's column), ``present`` where
+    there is a newer one. Each result column is its own expression of its own inputs
+    (:class:`Values`), so a query of a few columns reads only those (and the key's)."""
+    from pyspark.sql import functions as F
+
+    assert fold.add is not None and fold.init_values is not None
+    names = _record_names(m)
+    older = Values({n: F.col(quote(n)) for n in names})
+    newest = Values({n: F.col(quote(newer.get(n, n))) for n in names})
+    result = fold.add(Values(fold.add(Values(fold.init_values), older)), newest)
+    return rows.select(*[F.when(present, result[n]).otherwise(F.col(quote(n))).alias(n)
+                         for n in (*m.names, SEQ_COL, KIND_COL)])
 
 
 def state(values: dict[str, Column]) -> Column:

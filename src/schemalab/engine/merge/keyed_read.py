@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.merge.aggregation import aggregation, aggregation_fold
 from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
-from schemalab.engine.merge.function import Fold, MergeInput, fold_two
+from schemalab.engine.merge.function import Fold, MergeInput, fold_two, fold_two_inserts
 from schemalab.engine.merge.keyset import key_bitmap, key_values, without_held
 from schemalab.engine.merge.options import (
     AGGREGATION,
@@ -272,23 +272,41 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     joined = base.join(F.broadcast(rest.select(
         key.alias(newer_key), *[F.col(quote(n)).alias(alias) for n, alias in newer.items()])),
         on=probe == F.col(newer_key), how="left").drop(newer_key)
-    paired = F.struct(*[F.col(quote(newer.get(n, n))).alias(n)
-                        for n in (SEQ_COL, KIND_COL, *m.names)])
-    folded = fold_two(joined.withColumn(_NEWER, F.when(
-        F.col(quote(newer[SEQ_COL])).isNotNull(), paired)), m, FOLDS[m.opts.engine](m), _NEWER)
     names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
-    if m.opts.rowkind_field is not None or any(  # None: not recorded, so possibly some
-            f.delete_row_count != 0 for f in (*base_files, *rest_files)):
-        # results that retract are dropped by a generator (one row or none each), not a
-        # filter: a filter on the result's kind would be pushed below the fold's
-        # projections, inlining their states into its condition
-        kind = F.col(KIND_COL)
-        folded = folded.select(F.inline(F.when(kind.isNotNull() & ~retract(kind),
-                                               F.array(F.struct(*names)))))
+    fold = FOLDS[m.opts.engine](m)
+    retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
+        f.delete_row_count != 0 for f in (*base_files, *rest_files))
+    if not retracts and fold.add is not None:
+        # column by column: a query of a few columns reads only those of either side
+        folded = fold_two_inserts(joined, m, fold, newer,
+                                  F.col(quote(newer[SEQ_COL])).isNotNull())
+    else:
+        folded = _fold_pairs(joined, m, fold, newer, retracts)
     out = [folded.select(*names)]
     if not in_base.holds(rest_keys).all():
         out.append(_inserts(rest.where(~in_base.test(spark)), rest_files, m).select(*names))
     return _union(out)
+
+
+def _fold_pairs(joined: DataFrame, m: MergeInput, fold: Fold, newer: dict[str, str],
+                retracts: bool) -> DataFrame:
+    """The pairs of ``joined`` folded as structs (any record kind); results that retract
+    dropped where a version may retract."""
+    from pyspark.sql import functions as F
+
+    paired = F.struct(*[F.col(quote(newer.get(n, n))).alias(n)
+                        for n in (SEQ_COL, KIND_COL, *m.names)])
+    folded = fold_two(joined.withColumn(_NEWER, F.when(
+        F.col(quote(newer[SEQ_COL])).isNotNull(), paired)), m, fold, _NEWER)
+    if retracts:
+        # results that retract are dropped by a generator (one row or none each), not a
+        # filter: a filter on the result's kind would be pushed below the fold's
+        # projections, inlining their states into its condition
+        names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
+        kind = F.col(KIND_COL)
+        folded = folded.select(F.inline(F.when(kind.isNotNull() & ~retract(kind),
+                                               F.array(F.struct(*names)))))
+    return folded
 
 
 def _split(plan: ReadPlan, spark: SparkSession,

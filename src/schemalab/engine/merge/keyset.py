@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab.engine.arrow_read import read_file
+from schemalab.engine.deletes import bitmap_test
 from schemalab.engine.keyed import RETRACT, VALUE_KIND
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
@@ -37,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: the widest range of key values a bitmap covers (16 MiB of bits; built from 128 MiB of bools)
 MAX_SPAN = 1 << 27
 _INTEGERS = (TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INTEGER, TypeRoot.BIGINT)
-_WORDS = "__sl_words"
 
 
 def without_held(rows: DataFrame, keys: Sequence[str], others: DataFrame,
@@ -81,23 +81,9 @@ class KeyBitmap:
     def test(self, spark: SparkSession) -> Column:
         """Whether a row's key is held, as a filter of the row's own scan (the bitmap in a
         scalar subquery: the test runs in the scan's generated code)."""
-        import numpy as np
-        import pyarrow as pa
         from pyspark.sql import functions as F
 
-        if not self.bits.any():
-            return F.lit(False)
-        # bit i of word w is key lo + 64 w + i: the bits packed little-endian (20x faster
-        # than setting each bit of each word with np.bitwise_or.at)
-        words = np.packbits(self.bits, bitorder="little").view("<u8").view(np.int64)
-        bitmap = spark.createDataFrame(pa.table({_WORDS: pa.array(
-            [words], type=pa.list_(pa.int64()))})).scalar()
-        i = F.col(quote(self.key)).cast("bigint") - F.lit(self.lo)
-        # the key's bit: word i >> 6 (element_at counts from 1), bit i % 64 of it; CASE WHEN
-        # evaluates element_at only for keys inside the bitmap (ANSI mode fails past its end)
-        word = F.element_at(bitmap, F.shiftright(i, 6).cast("int") + 1)
-        bit = F.call_function("shiftright", word, (i % 64).cast("int")).bitwiseAND(F.lit(1))
-        return F.when(i.between(0, len(self.bits) - 1), bit == 1).otherwise(F.lit(False))
+        return bitmap_test(F.col(quote(self.key)), self.lo, self.bits, spark)
 
 
 def key_values(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *,

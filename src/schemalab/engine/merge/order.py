@@ -8,7 +8,7 @@ order is the newest.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from schemalab.engine.merge.options import MergeOptions
 from schemalab.engine.merge.records import SEQ_COL
@@ -18,13 +18,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column
 
 
+class Fielded(Protocol):
+    """A record or fold state: a struct column, or
+    :class:`~schemalab.engine.merge.function.Values`."""
+
+    def getField(self, name: str) -> Column: ...  # noqa: N802 - Column's own name
+
+
 def sort_fields(opts: MergeOptions) -> list[tuple[str, bool]]:
     """``(column, ascending)`` pairs, most significant first: the sequence fields, then the
     sequence number."""
     return [(f, opts.sequence_ascending) for f in opts.sequence_fields] + [(SEQ_COL, True)]
 
 
-def compare(left: Column, right: Column, fields: Sequence[tuple[str, bool]]) -> Column:
+def compare(left: Fielded, right: Fielded, fields: Sequence[tuple[str, bool]]) -> Column:
     """-1, 0 or 1 as ``left`` sorts before, with or after ``right`` (two structs holding
     ``fields``), NULL first: the comparator of ``array_sort`` and of sequence groups."""
     from pyspark.sql import functions as F

@@ -22,7 +22,7 @@ from schemalab.engine.keyed import DELETE, INSERT
 from schemalab.engine.merge.aggregators import Aggregator, aggregators
 from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
 from schemalab.engine.merge.options import SequenceGroup
-from schemalab.engine.merge.order import compare
+from schemalab.engine.merge.order import Fielded, compare
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, retract
 from schemalab.types.model import DataField
 
@@ -49,17 +49,21 @@ class _Fold:
 
     # ---- state --------------------------------------------------------------------------
 
-    def init(self) -> Column:
+    def init(self) -> dict[str, Column]:
         from pyspark.sql import functions as F
 
         values: dict[str, Column] = {SEQ_COL: F.lit(None).cast("long"),
                                      KIND_COL: F.lit(INSERT).cast("tinyint")}
         values.update({f.name: self.m.null(f) for f in self.m.fields})
         values.update({flag: F.lit(False) for flag in self.flags.values()})
-        return state(values)
+        return values
 
     def _state(self, acc: Column, seq: Column, kind: int, new: dict[str, Column],
                flags: dict[str, Column]) -> Column:
+        return state(self._values(acc, seq, kind, new, flags))
+
+    def _values(self, acc: Fielded, seq: Column, kind: int, new: dict[str, Column],
+                flags: dict[str, Column]) -> dict[str, Column]:
         from pyspark.sql import functions as F
 
         values: dict[str, Column] = {SEQ_COL: seq, KIND_COL: F.lit(kind).cast("tinyint")}
@@ -67,7 +71,7 @@ class _Fold:
             values[f.name] = new.get(f.name, acc.getField(f.name))
         for name, flag in self.flags.items():
             values[flag] = flags.get(name, acc.getField(flag))
-        return state(values)
+        return values
 
     def _empty(self, seq: Column, kind: int) -> Column:
         from pyspark.sql import functions as F
@@ -85,7 +89,7 @@ class _Fold:
         kind = x.getField(KIND_COL)
         return F.when(retract(kind), self._retract(acc, x)).otherwise(self._add(acc, x))
 
-    def _group_tests(self, acc: Column, x: Column, g: SequenceGroup) -> tuple[Column, Column]:
+    def _group_tests(self, acc: Fielded, x: Fielded, g: SequenceGroup) -> tuple[Column, Column]:
         """(the version leaves the group alone: all its sequence fields NULL,
         the version is at least as new as the group's current values)."""
         import functools
@@ -97,6 +101,10 @@ class _Fold:
         return empty, newer
 
     def _add(self, acc: Column, x: Column) -> Column:
+        return state(self.add(acc, x))
+
+    def add(self, acc: Fielded, x: Fielded) -> dict[str, Column]:
+        """The state after a +I/+U version ``x``, as named values."""
         from pyspark.sql import functions as F
 
         new: dict[str, Column] = {}
@@ -124,7 +132,7 @@ class _Fold:
             new[name] = F.when(empty, a).when(newer, updated).otherwise(reversed_)
             if flag is not None and fl_new is not None and fl_rev is not None:
                 flags[name] = F.when(empty, flag).when(newer, fl_new).otherwise(fl_rev)
-        return self._state(acc, x.getField(SEQ_COL), INSERT, new, flags)
+        return self._values(acc, x.getField(SEQ_COL), INSERT, new, flags)
 
     def _retract(self, acc: Column, x: Column) -> Column:
         from pyspark.sql import functions as F
@@ -183,7 +191,7 @@ class _Fold:
 def partial_update_fold(m: MergeInput) -> Fold:
     """Paimon's partial-update as a fold of a key's versions, oldest first."""
     fold = _Fold(m)
-    return Fold(fold.init(), fold.step)
+    return Fold(state(fold.init()), fold.step, fold.init(), fold.add)
 
 
 def partial_update(rows: DataFrame, m: MergeInput) -> DataFrame:
