@@ -43,6 +43,7 @@ from schemalab.paimon.paths import (
     java_cast_to_string,
     java_to_string,
 )
+from schemalab.paimon.refs import java_duration, local_date_time
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.model import DataField, DataType
@@ -194,45 +195,6 @@ _TAG_PREFIX = "tag-"
 _BRANCH_PREFIX = "branch-"
 
 
-def _tag_create_time(value: Any) -> dt.datetime | None:
-    """``tagCreateTime``: Jackson writes a LocalDateTime as [y, m, d, h, min, s, nanos] (or
-    an ISO text)."""
-    if value is None:
-        return None
-    if isinstance(value, list) and 3 <= len(value) <= 7:
-        y, mo, d, h, mi, sec, nanos = [int(v) for v in value] + [0] * (7 - len(value))
-        return dt.datetime(y, mo, d, h, mi, sec, nanos // 1000)
-    if isinstance(value, str):
-        return dt.datetime.fromisoformat(value)
-    raise ValueError(f"tagCreateTime {value!r} is not a LocalDateTime")
-
-
-def _java_duration(value: Any) -> str | None:
-    """``tagTimeRetained`` (seconds, as Jackson writes a Duration) as Java's
-    ``Duration.toString()``: ``PT1H``, ``PT30M``, ``PT1.5S``."""
-    if value is None:
-        return None
-    if isinstance(value, str) and value.startswith("P"):
-        return value
-    seconds = float(value)
-    if seconds == 0:
-        return "PT0S"
-    whole = int(seconds)
-    hours, rest = divmod(abs(whole), 3600)
-    minutes, secs = divmod(rest, 60)
-    frac = abs(seconds) - abs(whole)
-    sign = "-" if seconds < 0 else ""
-    out = "PT"
-    if hours:
-        out += f"{sign}{hours}H"
-    if minutes:
-        out += f"{sign}{minutes}M"
-    if secs or frac:
-        text = f"{secs + frac:.9f}".rstrip("0").rstrip(".")
-        out += f"{sign}{text}S"
-    return out
-
-
 def _tags(t: Table) -> list[tuple[Any, ...]]:
     tag_dir = os.path.join(t.meta_path, "tag")  # a branch object: its own tags
     rows = []
@@ -242,8 +204,8 @@ def _tags(t: Table) -> list[tuple[Any, ...]]:
         snap = Snapshot.from_json(raw, path=path)
         try:
             data = json.loads(raw)
-            created = _tag_create_time(data.get("tagCreateTime"))
-            retained = _java_duration(data.get("tagTimeRetained"))
+            created = local_date_time(data.get("tagCreateTime"))
+            retained = java_duration(data.get("tagTimeRetained"))
         except ValueError as e:
             raise CorruptFileError(path, str(e), table=t.name) from None
         rows.append((name[len(_TAG_PREFIX):], snap.id, snap.schema_id,
