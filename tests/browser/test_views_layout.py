@@ -229,7 +229,7 @@ def test_no_view_overprints_at_three_widths(views_lab: Lab) -> None:
             page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
             run_each(page, RUN_ALL_S)
             counts = _wait("every view rendered", lambda: page.evaluate(VIEWS_JS),
-                           lambda c: c["explorers"] == 3 and c["steppers"] == 1, STEP_S)
+                           lambda c: c["explorers"] == 3 and c["steppers"] == 2, STEP_S)
             page.wait_for_timeout(2000)  # the last figures' first draw
             print(width, "views:", counts, page.evaluate(DRAWN_JS))
             checked += _views_at(page, width, failures)
