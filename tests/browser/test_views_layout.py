@@ -201,10 +201,6 @@ def _views_at(page: Any, width: int, failures: list[str]) -> int:
     return checked
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "not yet green in a full run (issue 26): at 900 px plotly keeps its 700 px minimum width "
-    "in a 688 px cell, a FigureWidget sometimes never draws, and with a two-format stepper "
-    "added the Playwright driver ran out of memory; every text overlap it checks passed"))
 def test_no_view_overprints_at_three_widths(views_lab: Lab) -> None:
     shutil.rmtree(VIEWS_SHOTS, ignore_errors=True)
     VIEWS_SHOTS.mkdir(parents=True)
