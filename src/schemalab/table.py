@@ -14,7 +14,6 @@ with every format (the read pipeline, :class:`~schemalab.format.TableLike`) is i
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Sequence
@@ -38,7 +37,7 @@ from schemalab.format import (
     name_from_path,
     unknown_ref,
 )
-from schemalab.history.graph import TAG_ONLY, with_refs
+from schemalab.history.graph import with_refs
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.paimon import refs as paimon_refs
@@ -320,10 +319,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
         kept = {tag.snapshot.id: tag.snapshot for tag in paimon_refs.tags_of(self)}
         h = paimon_history(self.path, self.name, self.schema_manager, self.snapshot_manager,
                            self._manifests, kept)
-        h = with_refs(h, self, branches=self.branch_name == MAIN)
-        # a snapshot only a tag keeps is on no branch any more (expired from snapshot/)
-        only = set(kept) - set(self.snapshot_manager.list_ids())
-        return dataclasses.replace(h, marks={**h.marks, **dict.fromkeys(sorted(only), TAG_ONLY)})
+        return with_refs(h, self, branches=self.branch_name == MAIN)
 
     @_public
     def compact(self, *, partitions: str | None = None, order_strategy: str | None = None,

@@ -113,8 +113,9 @@ def with_refs(history: TableHistory, table: Any, *, branches: bool = True) -> Ta
                  for name, h in per_branch.items() if name != MAIN}
     marks = mark_snapshots(history.snapshots, [h.snapshots for h in per_branch.values()],
                            {r.name: r.snapshot_id for r in refs if r.kind == "tag"})
+    # marks the format's adapter set (a Paimon snapshot only a tag keeps) stay
     return dataclasses.replace(history, refs=tuple(refs), branches=per_branch, forks=forks,
-                               marks=marks)
+                               marks={**history.marks, **marks})
 
 
 def table_history(table: Any) -> TableHistory:

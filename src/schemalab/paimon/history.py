@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from schemalab import progress
+from schemalab.history.graph import TAG_ONLY
 from schemalab.history.lineage import compute_lineage, with_events
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import (
@@ -139,7 +140,9 @@ def paimon_history(path: str, name: str, schemas: SchemaManager, snapshots: Snap
             format="paimon", location=path, name=name, schemas=tuple(versions),
             lineage=tuple(compute_lineage(versions, precomputed=True)),
             snapshots=tuple(snaps), current_schema_id=versions[-1].id if versions else None,
-            tree_loader=loader, changes_loader=loader.changes)
+            tree_loader=loader, changes_loader=loader.changes,
+            # expired from snapshot/, on no branch any more: only a tag keeps them
+            marks=dict.fromkeys(sorted(s.id for s in extra), TAG_ONLY))
 
 
 class _TreeLoader:
