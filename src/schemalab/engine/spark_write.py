@@ -8,9 +8,12 @@ final names, invisible to readers until a snapshot references them.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from schemalab import fileio
 from schemalab.engine.parquet_thrift import annotate_columns
 from schemalab.engine.parquet_types import ColumnStorage, column_storage
 from schemalab.engine.spark_reader import quote, store_error
@@ -75,3 +78,17 @@ def complete_footer(path: str, storage: dict[str, ColumnStorage]) -> None:
     int96 = [(name, *p) for name, how in storage.items() for p in how.int96]
     if annotations or int96:
         annotate_columns(path, annotations, int96)
+
+
+def staged_parquet_files(staging: str, storage: dict[str, ColumnStorage] | None
+                         ) -> Iterator[tuple[str, str]]:
+    """The Parquet files Spark wrote under ``staging``, in a stable order, each as (its
+    directory, its path) with its footer completed (``storage``) before it is yielded."""
+    for d, _, names in sorted(fileio.walk(staging)):
+        for n in sorted(names):
+            if not n.endswith(".parquet"):
+                continue
+            src = os.path.join(d, n)
+            if storage:
+                complete_footer(src, storage)
+            yield d, src

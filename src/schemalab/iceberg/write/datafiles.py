@@ -25,7 +25,7 @@ from schemalab.engine.spark_write import (
     ROW_GROUP_ROWS,
     STAGING_PREFIX,
     as_java_stores,
-    complete_footer,
+    staged_parquet_files,
     write_error,
 )
 from schemalab.iceberg.metadata import IcebergSchema
@@ -116,33 +116,27 @@ def _place(staging: str, table_path: str, location: str, schema: IcebergSchema,
     placed: list[WrittenDataFile] = []
     tag = uuid.uuid4()
     counter = 0
-    for d, _, files in sorted(fileio.walk(staging)):
-        for n in sorted(files):
-            if not n.endswith(".parquet"):
-                continue
-            src = os.path.join(d, n)
-            if storage:
-                complete_footer(src, storage)
-            metrics = icebergize(src, schema)
-            if metrics.record_count == 0:
-                continue
-            texts = _dir_values(fileio.display(d, staging))
-            values = {pc.field_id: pc.value(texts.get(f"{_PART_COL}{i}", _HIVE_NULL))
-                      for i, pc in enumerate(partitions)}
-            rel = "/".join(f"{url_quote(pc.name, safe='')}="
-                           f"{url_quote(path_text(pc, values[pc.field_id]), safe='')}"
-                           for pc in partitions)
-            name = f"{counter:05d}-0-{tag}-00001.parquet"
-            counter += 1
-            dest_dir = os.path.join(table_path, "data", rel) if rel else \
-                os.path.join(table_path, "data")
-            fileio.makedirs(dest_dir)
-            dest = os.path.join(dest_dir, name)
-            fileio.move(src, dest)
-            uri = "/".join(p for p in (location.rstrip("/"), "data", rel, name) if p)
-            placed.append(WrittenDataFile(uri, fileio.size(dest), values,
-                                          tuple(path_text(pc, values[pc.field_id])
-                                                for pc in partitions), metrics))
+    for d, src in staged_parquet_files(staging, storage):
+        metrics = icebergize(src, schema)
+        if metrics.record_count == 0:
+            continue
+        texts = _dir_values(fileio.display(d, staging))
+        values = {pc.field_id: pc.value(texts.get(f"{_PART_COL}{i}", _HIVE_NULL))
+                  for i, pc in enumerate(partitions)}
+        rel = "/".join(f"{url_quote(pc.name, safe='')}="
+                       f"{url_quote(path_text(pc, values[pc.field_id]), safe='')}"
+                       for pc in partitions)
+        name = f"{counter:05d}-0-{tag}-00001.parquet"
+        counter += 1
+        dest_dir = os.path.join(table_path, "data", rel) if rel else \
+            os.path.join(table_path, "data")
+        fileio.makedirs(dest_dir)
+        dest = os.path.join(dest_dir, name)
+        fileio.move(src, dest)
+        uri = "/".join(p for p in (location.rstrip("/"), "data", rel, name) if p)
+        placed.append(WrittenDataFile(uri, fileio.size(dest), values,
+                                      tuple(path_text(pc, values[pc.field_id])
+                                            for pc in partitions), metrics))
     return placed
 
 

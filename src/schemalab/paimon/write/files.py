@@ -25,7 +25,7 @@ from schemalab.engine.spark_write import (
     ROW_GROUP_ROWS,
     STAGING_PREFIX,
     as_java_stores,
-    complete_footer,
+    staged_parquet_files,
     write_error,
 )
 from schemalab.errors import SchemaLabError
@@ -142,33 +142,27 @@ def _place_files(staging: str, table_path: str, schema: TableSchema, bucketed: b
     prefix = f"data-{uuid.uuid4()}-"
     placed: list[WrittenFile] = []
     counter = 0
-    for d, _, names in sorted(fileio.walk(staging)):
-        for n in sorted(names):
-            if not n.endswith(".parquet"):
-                continue
-            src = os.path.join(d, n)
-            if storage:
-                complete_footer(src, storage)
-            meta = pq.ParquetFile(fileio.open_input(src)).metadata
-            if meta.num_rows == 0:
-                continue
-            stats = file_stats(meta, schema)
-            partition = tuple(
-                _partition_value(stats[schema.field_names.index(k)], meta.num_rows, src,
-                                 schema.field_names.index(k), schema.field(k))
-                for k in schema.partition_keys)
-            bucket = _bucket_from_dir(fileio.display(d, staging)) if bucketed else 0
-            dest_dir = paths.bucket_dir(
-                table_path, [(k, schema.type_of(k), v) for k, v in
-                             zip(schema.partition_keys, partition, strict=True)],
-                bucket, paths.PartitionNaming.of(schema.options))
-            fileio.makedirs(dest_dir)
-            file_name = f"{prefix}{counter}.parquet"
-            counter += 1
-            dest = os.path.join(dest_dir, file_name)
-            fileio.move(src, dest)
-            placed.append(WrittenFile(dest, file_name, meta.num_rows, fileio.size(dest),
-                                      partition, bucket, stats))
+    for d, src in staged_parquet_files(staging, storage):
+        meta = pq.ParquetFile(fileio.open_input(src)).metadata
+        if meta.num_rows == 0:
+            continue
+        stats = file_stats(meta, schema)
+        partition = tuple(
+            _partition_value(stats[schema.field_names.index(k)], meta.num_rows, src,
+                             schema.field_names.index(k), schema.field(k))
+            for k in schema.partition_keys)
+        bucket = _bucket_from_dir(fileio.display(d, staging)) if bucketed else 0
+        dest_dir = paths.bucket_dir(
+            table_path, [(k, schema.type_of(k), v) for k, v in
+                         zip(schema.partition_keys, partition, strict=True)],
+            bucket, paths.PartitionNaming.of(schema.options))
+        fileio.makedirs(dest_dir)
+        file_name = f"{prefix}{counter}.parquet"
+        counter += 1
+        dest = os.path.join(dest_dir, file_name)
+        fileio.move(src, dest)
+        placed.append(WrittenFile(dest, file_name, meta.num_rows, fileio.size(dest),
+                                  partition, bucket, stats))
     return placed
 
 
