@@ -413,43 +413,11 @@ class Warehouse:
     def _call(self, stmt: Call) -> StatementResult:
         """Paimon's Spark procedures: ``sys.compact``, and the tag, branch, rollback and
         expire procedures (:mod:`schemalab.paimon.calls`)."""
-        other = calls.procedure_name(stmt.procedure)
-        if other is not None:
-            args = {k.lower(): v for k, v in stmt.arguments}
-            calls.check_arguments(other, args)
-            done = calls.run(other, self._open(args["table"]), args)
-            return StatementResult(stmt.text, done.message, columns=done.columns,
-                                   rows=done.rows, row_schema=done.row_schema)
-        if stmt.procedure.lower() not in ("sys.compact", "compact"):
-            raise SqlError(f"Unsupported procedure: CALL {stmt.procedure}; schemalab runs "
-                           "CALL sys.compact(table => 'db.t' [, partitions => 'p=1;p=2'] "
-                           "[, order_strategy => 'order', order_by => 'a,b']) and sys."
-                           + ", sys.".join(calls.ARGUMENTS),
-                           table=stmt.argument("table"), rule="unsupported-statement")
-        known = {"table", "partitions", "order_strategy", "order_by", "compact_strategy",
-                 "where", "options"}
-        unknown = [k for k, _ in stmt.arguments if k.lower() not in known]
-        name = stmt.argument("table")
-        if unknown or name is None:
-            what = f"unknown argument {unknown[0]}" if unknown else "no table argument"
-            raise SqlError(f"CALL {stmt.procedure}: {what}; it takes table, partitions, "
-                           "order_strategy, order_by, compact_strategy", table=name,
-                           rule="compact-arguments")
-        for unsupported in ("where", "options"):
-            if stmt.argument(unsupported):
-                raise SqlError(f"CALL {stmt.procedure}: argument {unsupported} is not supported "
-                               "by schemalab; select partitions with partitions => "
-                               "'p1=v1,p2=v2;p1=v3'", table=name, rule="compact-arguments")
-        strategy = (stmt.argument("compact_strategy") or "full").lower()
-        if strategy not in ("full", "minor"):
-            raise SqlError(f"The compact strategy only supports 'full' or 'minor', but "
-                           f"'{strategy}' is configured.", table=name, rule="compact-arguments")
-        t = self._open(name)
-        result = t.compact(partitions=stmt.argument("partitions"),
-                           order_strategy=stmt.argument("order_strategy"),
-                           order_by=stmt.argument("order_by") or ())
-        return StatementResult(stmt.text, str(result), columns=["result"], rows=[(True,)],
-                               row_schema="result BOOLEAN")
+        args = calls.arguments(stmt.procedure, stmt.arguments)
+        done = calls.run(calls.procedure_name(stmt.procedure) or "compact",
+                         self._open(args["table"]), args)
+        return StatementResult(stmt.text, done.message, columns=done.columns,
+                               rows=done.rows, row_schema=done.row_schema)
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views);

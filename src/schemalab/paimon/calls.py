@@ -1,10 +1,10 @@
-"""``CALL sys.<procedure>(...)`` for Paimon's tag, branch, rollback and expire procedures:
+"""``CALL sys.<procedure>(...)`` for Paimon's compact, tag, branch, rollback and expire procedures:
 their argument names as Paimon's Spark procedures declare them, their result rows as those
 procedures return them (see :mod:`schemalab.paimon.procedures` for what each does)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,9 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "expire_snapshots": (("table",), ("retain_max", "retain_min", "older_than",
                                       "max_deletes", "options")),
 }
+#: the arguments of ``sys.compact`` (``where`` and ``options`` are refused by name)
+_COMPACT_ARGUMENTS = ("table", "partitions", "order_strategy", "order_by",
+                      "compact_strategy", "where", "options")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,43 @@ def procedure_name(name: str) -> str | None:
     """``create_tag`` for ``sys.create_tag`` (or ``create_tag``), None for others."""
     short = name.lower().removeprefix("sys.")
     return short if short in ARGUMENTS else None
+
+
+def arguments(procedure: str, given: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The arguments of ``CALL procedure(...)`` by lower-cased name, checked against what
+    the procedure takes (``sys.compact`` or one of :data:`ARGUMENTS`)."""
+    args = {k.lower(): v for k, v in given}
+    other = procedure_name(procedure)
+    if other is not None:
+        check_arguments(other, args)
+    elif procedure.lower() in ("sys.compact", "compact"):
+        _check_compact(procedure, args)
+    else:
+        raise SqlError(f"Unsupported procedure: CALL {procedure}; schemalab runs "
+                       "CALL sys.compact(table => 'db.t' [, partitions => 'p=1;p=2'] "
+                       "[, order_strategy => 'order', order_by => 'a,b']) and sys."
+                       + ", sys.".join(ARGUMENTS), table=args.get("table"),
+                       rule="unsupported-statement")
+    return args
+
+
+def _check_compact(procedure: str, args: dict[str, str]) -> None:
+    name = args.get("table")
+    unknown = [k for k in args if k not in _COMPACT_ARGUMENTS]
+    if unknown or name is None:
+        what = f"unknown argument {unknown[0]}" if unknown else "no table argument"
+        raise SqlError(f"CALL {procedure}: {what}; it takes table, partitions, "
+                       "order_strategy, order_by, compact_strategy", table=name,
+                       rule="compact-arguments")
+    for unsupported in ("where", "options"):
+        if args.get(unsupported):
+            raise SqlError(f"CALL {procedure}: argument {unsupported} is not supported "
+                           "by schemalab; select partitions with partitions => "
+                           "'p1=v1,p2=v2;p1=v3'", table=name, rule="compact-arguments")
+    strategy = (args.get("compact_strategy") or "full").lower()
+    if strategy not in ("full", "minor"):
+        raise SqlError(f"The compact strategy only supports 'full' or 'minor', but "
+                       f"'{strategy}' is configured.", table=name, rule="compact-arguments")
 
 
 def check_arguments(procedure: str, args: dict[str, str]) -> None:
@@ -74,6 +114,12 @@ def _ok(message: str) -> CallResult:
 def run(procedure: str, t: Table, args: dict[str, str]) -> CallResult:
     """Run ``procedure`` on table ``t`` (main) with ``args`` (lower-cased names)."""
     return _RUNNERS[procedure](t, args)
+
+
+def _compact(t: Table, a: dict[str, str]) -> CallResult:
+    result = t.compact(partitions=a.get("partitions"), order_strategy=a.get("order_strategy"),
+                       order_by=a.get("order_by") or ())
+    return CallResult(str(result), ["result"], [(True,)], "result BOOLEAN")
 
 
 def _create_tag(t: Table, a: dict[str, str]) -> CallResult:
@@ -122,5 +168,5 @@ def _expire(t: Table, a: dict[str, str]) -> CallResult:
 _RUNNERS: dict[str, Callable[[Table, dict[str, str]], CallResult]] = {
     "create_tag": _create_tag, "delete_tag": _delete_tag, "create_branch": _create_branch,
     "delete_branch": _delete_branch, "fast_forward": _fast_forward, "rollback": _rollback,
-    "expire_snapshots": _expire,
+    "expire_snapshots": _expire, "compact": _compact,
 }
