@@ -26,8 +26,8 @@ from catalogs_support import (
 
 import schemalab as sl
 from schemalab import catalogs, cli
+from schemalab.catalog_warehouse import CatalogWarehouse
 from schemalab.errors import SchemaLabError, TableNotFoundError
-from schemalab.warehouse import CatalogWarehouse
 
 pytest_plugins = ["infra.fixtures"]
 

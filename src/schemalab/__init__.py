@@ -42,6 +42,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # Warehouse and Table pull in sqlglot; keep `import schemalab` itself light.
     if name == "Warehouse":
+        # registers what Warehouse(catalog=...) makes (it imports schemalab.warehouse)
+        import schemalab.catalog_warehouse  # noqa: F401
         from schemalab.warehouse import Warehouse
 
         return Warehouse

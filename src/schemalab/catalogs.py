@@ -36,11 +36,12 @@ then from pyiceberg's own configuration (``~/.pyiceberg.yaml``, ``$PYICEBERG_HOM
         token.provider: bear
         token: ...
 
-Commits through a catalog are not made here yet. The hook for them is
-:attr:`CatalogTableRef.handle`: pyiceberg's table, whose catalog's ``commit_table(table,
-requirements, updates)`` is the REST ``updateTable`` with requirements (or the SQL catalog's
-compare-and-swap of the metadata location), so a writer that builds Iceberg updates commits
-through the catalog and a concurrent writer's commit is never lost.
+An Iceberg catalog's tables are written as well: INSERT and ALTER (SQL through
+``Warehouse(catalog=...)``, or the methods of the table ``open_table`` returns) write the data
+and the manifests, and commit through the catalog (:mod:`schemalab.catalog_commit`: the REST
+``updateTable`` with requirements, or the SQL catalog's compare-and-swap of the metadata
+location), so a concurrent writer's commit is never lost. Paimon's REST catalog stays
+read-only here (see :class:`PaimonRestCatalog`).
 """
 
 from __future__ import annotations
@@ -53,12 +54,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
+from schemalab.catalog_commit import CatalogTarget
 from schemalab.errors import (
     SchemaLabError,
     TableNotFoundError,
 )
 from schemalab.iceberg import IcebergTable
 from schemalab.iceberg.metadata import load_json, parse_table_metadata
+from schemalab.iceberg.write import WritableIcebergTable
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -335,15 +338,21 @@ def _unavailable(name: str, what: str, e: BaseException) -> SchemaLabError:
     return SchemaLabError(f"Catalog {name} {what}: {text}", rule="catalog-unavailable")
 
 
-class CatalogIcebergTable(IcebergTable):
+class CatalogIcebergTable(WritableIcebergTable):
     """An Iceberg table reached through a catalog. Read from the metadata file the catalog
     names; when the catalog answered with only some snapshots (``snapshots=refs``), from the
-    catalog's answer, and its history says it is partial."""
+    catalog's answer, and its history says it is partial. INSERT and ALTER commit through the
+    catalog (:mod:`schemalab.catalog_commit`)."""
 
     def __init__(self, ref: CatalogTableRef, *, spark: SparkSession | None = None) -> None:
+        self._spark = spark
+        self._load(ref)
+
+    def _load(self, ref: CatalogTableRef) -> None:
         self.catalog_table = ref
         if ref.metadata_json is None:
-            super().__init__(ref.metadata_location, ref.identifier, spark=spark)
+            IcebergTable.__init__(self, ref.metadata_location, ref.identifier,
+                                  spark=self._spark)
             return
         # The catalog's own (partial) metadata, with the table rooted where its file lives.
         location = fileio.normalize(ref.metadata_location)
@@ -354,7 +363,27 @@ class CatalogIcebergTable(IcebergTable):
         self.metadata = parse_table_metadata(ref.metadata_json, location)
         self._manifest_cache = {}
         self._list_cache = {}
-        self._spark = spark
+
+    @property
+    def commit_target(self) -> CatalogTarget:
+        return CatalogTarget(self._pyiceberg_catalog(), self.catalog_table.identifier,
+                             self.path)
+
+    def _pyiceberg_catalog(self) -> Any:
+        catalog = getattr(self.catalog_table.handle, "catalog", None)
+        if catalog is None:
+            raise SchemaLabError(f"Table {self.name} was not loaded through a catalog that "
+                                 "commits", table=self.name, rule="catalog-config")
+        return catalog
+
+    def refresh(self) -> None:
+        """Ask the catalog again where the table is (after a commit, or another writer's)."""
+        ref = self.catalog_table
+        try:
+            tbl = self._pyiceberg_catalog().load_table(ref.identifier)
+        except Exception as e:  # noqa: BLE001
+            raise _unavailable(ref.catalog, f"cannot load table {ref.identifier}", e) from None
+        self._load(_table_ref(ref.catalog, ref.identifier, tbl))
 
     def __repr__(self) -> str:
         flag = ", partial" if self.catalog_table.partial else ""
@@ -384,9 +413,10 @@ class CatalogIcebergTable(IcebergTable):
 class PaimonRestCatalog:
     """Paimon's REST catalog (``metastore: rest`` or ``type: paimon-rest``, with ``uri``,
     ``warehouse`` and its token options), reached through pypaimon's REST client. The catalog
-    says where each table's directory is; schemalab reads the table there. Commits through
-    it (Paimon's REST ``commit`` of a snapshot) are the same hook as Iceberg's: not made
-    here yet."""
+    says where each table's directory is; schemalab reads the table there. Writes are refused
+    (rule ``catalog-read-only``): the server takes snapshots through its ``commit`` endpoint
+    and schema changes through ``alterTable``, while schemalab's Paimon writer commits by
+    creating snapshot files itself, and has no commit through a catalog yet."""
 
     def __init__(self, catalog: str | Mapping[str, Any]) -> None:
         self.name, self.properties = catalog_config(catalog)

@@ -252,8 +252,16 @@ _ALL = (
          "PYICEBERG_CATALOG__* environment) or configured without what it needs.", _OWN),
     Rule("catalog-unavailable", "A catalog that cannot be reached or refused a request "
          "(listing, loading a table).", "Iceberg REST catalog spec / pyiceberg"),
-    Rule("catalog-read-only", "Writing (SQL, checkpoints, commits) through a warehouse opened "
-         "on an Iceberg catalog: schemalab reads catalog tables, commits come later.", _OWN),
+    Rule("catalog-read-only", "Writing through Paimon's REST catalog: schemalab reads its "
+         "tables; its Paimon writer has no commit through the catalog's REST API yet.", _OWN),
+    Rule("catalog-no-checkpoint", "A checkpoint or restore of a warehouse opened on a catalog: "
+         "the catalog's state lives in its server, not in files.", _OWN),
+    Rule("catalog-commit-refused", "A commit the catalog refused (an update it rejects, a "
+         "change that has no update in the REST spec); the message gives its reason.",
+         "Iceberg REST catalog spec (updateTable) / pyiceberg commit_table"),
+    Rule("commit-through-catalog", "A Hadoop-layout commit to a table whose metadata is a "
+         "catalog's (NNNNN-<uuid>.metadata.json): only its catalog knows its current "
+         "version.", "Iceberg HadoopTableOperations"),
     # --- command line ------------------------------------------------------------------------
     Rule("explain-arguments", "schemalab explain --where without --column.", _OWN),
     Rule("older-than", "schemalab clean-orphans --older-than below 0.", _OWN),

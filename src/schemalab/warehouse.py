@@ -65,7 +65,10 @@ from schemalab.warehouse_iceberg import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-    from schemalab.catalogs import CatalogIcebergTable
+
+#: the Warehouse subclass for a catalog that is no warehouse directory, registered by
+#: :mod:`schemalab.catalog_warehouse`
+FOR_CATALOGS: list[type[Warehouse]] = []
 
 
 @dataclass
@@ -93,12 +96,17 @@ class Warehouse:
                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
                 catalog: str | dict[str, Any] | None = None,
                 format: str = "paimon") -> Warehouse:
-        # an Iceberg catalog or Paimon's REST catalog: a CatalogWarehouse (schemalab.catalogs)
+        # an Iceberg catalog or Paimon's REST catalog: the class schemalab.catalog_warehouse
+        # registers (the package's Warehouse attribute imports it; it imports this module)
         if catalog is not None and cls is Warehouse:
             from schemalab.catalogs import catalog_config, is_paimon_filesystem
 
             if not is_paimon_filesystem(catalog_config(catalog)[1]):
-                return super().__new__(CatalogWarehouse)
+                if not FOR_CATALOGS:
+                    raise SchemaLabError("Warehouse(catalog=...) needs schemalab.catalog_"
+                                         "warehouse imported (sl.Warehouse does it)",
+                                         rule="catalog-config")
+                return super().__new__(FOR_CATALOGS[0])
         return super().__new__(cls)
 
     def __init__(self, path: str | os.PathLike[str] | None = None,
@@ -478,75 +486,6 @@ class Warehouse:
         except TableNotFoundError:
             return None
         return t.system_table(table) if isinstance(t, WritableIcebergTable) else None
-
-
-# ---- Warehouse(catalog=...) on an Iceberg catalog ----------------------------------------
-
-
-def _read_only(what: str) -> SchemaLabError:
-    return SchemaLabError(f"{what} is not done through an Iceberg catalog yet: schemalab reads "
-                          "catalog tables (commits through the catalog come with its Iceberg "
-                          "writer)", rule="catalog-read-only")
-
-
-class CatalogWarehouse(Warehouse):
-    """``sl.Warehouse(catalog=...)`` on an Iceberg catalog or Paimon's REST catalog
-    (:mod:`schemalab.catalogs`): its namespaces and tables, each read by schemalab.
-    Statements and checkpoints are refused with rule ``catalog-read-only``; commits through
-    the catalog come with the Iceberg writer (see
-    :attr:`schemalab.catalogs.CatalogTableRef.handle`)."""
-
-    def __init__(self, path: str | os.PathLike[str] | None = None,
-                 spark: SparkSession | None = None, options: dict[str, str] | None = None, *,
-                 catalog: str | dict[str, Any] | None = None, format: str = "paimon") -> None:
-        if catalog is None:
-            raise SchemaLabError("CatalogWarehouse needs catalog=...", rule="catalog-config")
-        self.format = format
-        from schemalab.catalogs import connect
-
-        self.catalog = connect(catalog)
-        self.path = self.catalog.describe()
-        self._spark = spark
-
-    def __repr__(self) -> str:
-        return f"Warehouse(catalog={self.catalog.name!r})"
-
-    def list_databases(self) -> list[str]:
-        return self.catalog.list_databases()
-
-    def list_tables(self, database: str | None = None) -> list[str]:
-        return self.catalog.list_tables(database)
-
-    def table(self, name: Any) -> CatalogIcebergTable | Table:  # type: ignore[override]
-        return self.catalog.open(str(name), spark=self._spark)
-
-    def has_table(self, name: Any) -> bool:
-        try:
-            self.catalog.load(str(name))
-            return True
-        except TableNotFoundError:
-            return False
-
-    def execute_sql(self, text: str) -> Any:
-        raise _read_only("Running SQL")
-
-    def execute(self, stmt: Any) -> Any:
-        raise _read_only("Running SQL")
-
-    def checkpoint(self) -> Any:
-        raise _read_only("A checkpoint")
-
-    def restore(self, token: Any) -> None:
-        raise _read_only("A restore")
-
-    def create_table(self, *args: Any, **kwargs: Any) -> Any:
-        raise _read_only("Creating a table")
-
-    def drop_table(self, *args: Any, **kwargs: Any) -> bool:
-        raise _read_only("Dropping a table")
-
-    def rename_table(self, *args: Any, **kwargs: Any) -> Any:
-        raise _read_only("Renaming a table")
 
 
 #: the handler of each statement kind

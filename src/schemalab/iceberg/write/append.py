@@ -13,7 +13,7 @@ from schemalab.iceberg.manifests import IcebergManifestFile, read_iceberg_manife
 from schemalab.iceberg.metadata import IcebergSchema, PartitionSpec
 from schemalab.iceberg.types import IcebergPrimitiveType, IcebergType
 from schemalab.iceberg.write import avro
-from schemalab.iceberg.write.commit import commit
+from schemalab.iceberg.write.commit import CommitTarget, commit, target_of
 from schemalab.iceberg.write.datafiles import WrittenDataFile, local_path
 from schemalab.iceberg.write.footer import decimal_bytes
 from schemalab.iceberg.write.schema_json import schema_json
@@ -83,12 +83,16 @@ def _totals(parent: dict[str, Any] | None, files: Sequence[WrittenDataFile]
             "total-equality-deletes": total("total-equality-deletes")}
 
 
-def commit_append(table_path: str, table: str, version: int, schema: IcebergSchema,
-                  spec: PartitionSpec, spec_fields: Sequence[tuple[int, str, IcebergType]],
+def commit_append(where: str | CommitTarget, table: str, version: int,
+                  schema: IcebergSchema, spec: PartitionSpec,
+                  spec_fields: Sequence[tuple[int, str, IcebergType]],
                   files: Sequence[WrittenDataFile]) -> tuple[str, int]:
-    """Commit ``files`` as one append snapshot; (new metadata file, snapshot id). The
-    manifest is written once; the manifest list is made anew on each commit attempt, from
-    the parent that attempt sees."""
+    """Commit ``files`` as one append snapshot to ``where`` (a table path, or a
+    :class:`~schemalab.iceberg.write.commit.CommitTarget`); (new metadata file, snapshot id).
+    The manifest is written once; the manifest list is made anew on each commit attempt,
+    from the parent that attempt sees."""
+    target = target_of(where, table)
+    table_path = target.table_path
     snapshot_id = new_snapshot_id()
     mdir = os.path.join(table_path, "metadata")
     name = f"{uuid.uuid4()}-m0.avro"
@@ -138,5 +142,5 @@ def commit_append(table_path: str, table: str, version: int, schema: IcebergSche
         add_snapshot(d, snap)
         return d
 
-    path, _ = commit(table_path, table, change)
+    path, _ = commit(target, table, change)
     return path, snapshot_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
@@ -46,15 +47,23 @@ def _format_version(properties: dict[str, str], table: str) -> int:
     return int(text)
 
 
-def create_iceberg_table(path: str, name: str, columns: Sequence[ColumnSpec], *,
-                         partitioning: Sequence[tuple[str, str]] = (),
-                         properties: dict[str, str] | None = None,
-                         comment: str | None = None, location: str | None = None,
-                         spark: SparkSession | None = None) -> WritableIcebergTable:
-    """Create an Iceberg table at ``path`` (its ``metadata/v1.metadata.json``).
-    ``partitioning``: (transform, column) pairs, e.g. ``("identity", "dt")``,
-    ``("bucket[16]", "id")``, ``("day", "ts")``. ``properties`` may hold
-    ``'format-version'`` (1, 2 or 3; default 2)."""
+@dataclass(frozen=True)
+class TableDefinition:
+    """What CREATE TABLE defines, checked: the first schema, its last column id, the
+    partition fields, the format version and the table properties."""
+
+    schema: IcebergSchema
+    last_column_id: int
+    partition_fields: list[PartitionField]
+    format_version: int
+    properties: dict[str, str]
+
+
+def table_definition(name: str, columns: Sequence[ColumnSpec], *,
+                     partitioning: Sequence[tuple[str, str]] = (),
+                     properties: dict[str, str] | None = None,
+                     comment: str | None = None) -> TableDefinition:
+    """Check and build a new table's definition (see :func:`create_iceberg_table`)."""
     props = dict(properties or {})
     version = _format_version(props, name)
     if comment is not None:
@@ -71,9 +80,24 @@ def create_iceberg_table(path: str, name: str, columns: Sequence[ColumnSpec], *,
                            column=c.name, rule="iceberg-column-default")
     fields, last = fresh_fields(columns, table=name, version=version)
     schema = IcebergSchema(0, fields)
-    pfields = _partition_fields(schema, partitioning, name)
+    return TableDefinition(schema, last, _partition_fields(schema, partitioning, name),
+                           version, props)
+
+
+def create_iceberg_table(path: str, name: str, columns: Sequence[ColumnSpec], *,
+                         partitioning: Sequence[tuple[str, str]] = (),
+                         properties: dict[str, str] | None = None,
+                         comment: str | None = None, location: str | None = None,
+                         spark: SparkSession | None = None) -> WritableIcebergTable:
+    """Create an Iceberg table at ``path`` (its ``metadata/v1.metadata.json``).
+    ``partitioning``: (transform, column) pairs, e.g. ``("identity", "dt")``,
+    ``("bucket[16]", "id")``, ``("day", "ts")``. ``properties`` may hold
+    ``'format-version'`` (1, 2 or 3; default 2)."""
+    t = table_definition(name, columns, partitioning=partitioning, properties=properties,
+                         comment=comment)
     loc = location or fileio.normalize(path)
-    d = new_table_metadata(loc, schema, last, pfields, version, props)
+    d = new_table_metadata(loc, t.schema, t.last_column_id, t.partition_fields,
+                           t.format_version, t.properties)
     commits.create(path, d, name)
     return WritableIcebergTable(path, name, spark=spark)
 
@@ -119,7 +143,13 @@ def _shown(f: PartitionField) -> str:
 
 
 class WritableIcebergTable(IcebergTable):
-    """An Iceberg table in a schemalab warehouse: reads, plus INSERT and ALTER."""
+    """An Iceberg table in a schemalab warehouse: reads, plus INSERT and ALTER. Its commits
+    go to :attr:`commit_target`: the Hadoop layout here, the catalog for a catalog's table
+    (:class:`schemalab.catalogs.CatalogIcebergTable`)."""
+
+    @property
+    def commit_target(self) -> commits.CommitTarget:
+        return commits.HadoopTarget(self.path, self.name)
 
     def refresh(self) -> None:
         """Re-read the current metadata (after a commit, or another writer's)."""
@@ -180,7 +210,7 @@ class WritableIcebergTable(IcebergTable):
             return None
         try:
             _, snapshot_id = commit_append(
-                self.path, self.name, self.format_version, schema, spec,
+                self.commit_target, self.name, self.format_version, schema, spec,
                 [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
         except BaseException:
             for f in files:  # nothing references them
@@ -196,7 +226,7 @@ class WritableIcebergTable(IcebergTable):
             apply_alter(d, changes, self.name)
             return d
 
-        commits.commit(self.path, self.name, change)
+        commits.commit(self.commit_target, self.name, change)
         self.refresh()
         return self.schema
 
@@ -209,7 +239,7 @@ class WritableIcebergTable(IcebergTable):
             apply_iceberg_alter(d, action, transforms, alias, identifier_fields, self.name)
             return d
 
-        commits.commit(self.path, self.name, change)
+        commits.commit(self.commit_target, self.name, change)
         self.refresh()
         m = self.metadata
         return (f"Altered {self.name}: spec {m.default_spec_id}, schema {m.current_schema_id} "
