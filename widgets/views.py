@@ -38,7 +38,7 @@ from schemalab.history.graph import table_history
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
 from schemalab.history.versions import gc_paused
-from schemalab.render.html import explanation_html, render_history_html
+from schemalab.render.html import explanation_html, partial_html, render_history_html
 from schemalab.render.lineage_layout import lineage_layout
 from schemalab.render.tables import html_table
 
@@ -431,6 +431,12 @@ class Explorer(ReadableWidget, W.Tab):
                                         if cls is TimeTravelView else cls(table, self.history))
                     except Exception as err:
                         children.append(W.HTML(error_html(err)))
+        #: the pages, in tab order (each under the partial-history banner when there is one)
+        self.pages = list(children)
+        banner = "" if self.history is None else partial_html(self.history)
+        if banner:  # a catalog returned only some snapshots: every tab says so
+            children = [W.VBox([W.HTML(banner), page], layout=W.Layout(width="100%"))
+                        for page in children]
         super().__init__(children=children, layout=W.Layout(width="100%"))
         for i, (title, _) in enumerate(self.PAGES):
             self.set_title(i, title)
@@ -438,8 +444,9 @@ class Explorer(ReadableWidget, W.Tab):
     def static_text(self) -> str:
         if self.history is None:
             return f"Explorer of {self.table.name}: its history could not be read"
+        partial = f"\nPARTIAL HISTORY: {self.history.partial}" if self.history.partial else ""
         return (f"Explorer of {_summary(self.history)} — tabs: "
-                + ", ".join(title for title, _ in self.PAGES))
+                + ", ".join(title for title, _ in self.PAGES) + partial)
 
     def static_html(self) -> str:
         if self.history is None:

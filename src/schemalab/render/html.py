@@ -75,6 +75,16 @@ def _with_gap(rows: list[list[Any]], keep: list[int], left_out: int, width: int,
     return out
 
 
+def partial_html(h: TableHistory) -> str:
+    """A banner for a partial history (a catalog that returned only the snapshots its refs
+    name): what is missing and how to load it all; empty for a whole history."""
+    if not h.partial:
+        return ""
+    return ("<div class='sl-partial' role='note' style='border-left:3px solid #bf8700;"
+            "background:#fff8c5;color:#3b2300;padding:4px 8px;margin:2px 0 6px 0;"
+            f"{BOX}'><b>Partial history</b>: {e(h.partial)}</div>")
+
+
 def render_history_html(h: TableHistory, *, times: bool = True) -> str:
     """A table's history: its schema versions and their changes, each field's lineage, and
     the snapshots with what each changed and its live files. ``times=False`` leaves out
@@ -90,7 +100,7 @@ def render_history_html(h: TableHistory, *, times: bool = True) -> str:
                       + [len(v.top_level), Html(changes)])
     keep, left = _shown(len(v_rows))
     parts = [f"<div class='sl-history' style='{BOX}'><h4 style='margin:4px 0'>{e(h.name)} "
-             f"<small style='color:#57606a'>({e(h.format)})</small></h4>",
+             f"<small style='color:#57606a'>({e(h.format)})</small></h4>", partial_html(h),
              f"<p style='{NOTE}'>{len(versions)} schema version"
              f"{'s' if len(versions) != 1 else ''}, {len(h.lineage)} field"
              f"{'s' if len(h.lineage) != 1 else ''} over its life, {len(h.snapshots)} snapshot"
