@@ -5,6 +5,7 @@ and that Ctrl-C in a compaction commits nothing and leaves no file behind."""
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -59,6 +60,19 @@ def test_quick_work_shows_nothing_unless_asked(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().err == ""
     with pytest.raises(ValueError, match="not one of auto, always, never"):
         progress.configure("loud")  # type: ignore[arg-type]
+
+
+def test_cli_progress_flag_lasts_one_command(tmp_path: Path) -> None:
+    from schemalab import cli
+
+    before = progress.configure("auto")
+    try:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            assert cli.main(["inspect", "--no-progress", str(tmp_path / "nope")]) == 1
+        assert "does not exist" in err.getvalue()
+        assert progress.configure("auto") == "auto"  # the command's "never" is undone
+    finally:
+        progress.configure(before)
 
 
 def test_a_terminal_sees_long_work_without_asking() -> None:
@@ -127,6 +141,24 @@ def test_inspect_shows_snapshots_done_on_stderr_only_when_asked(history_table: A
                            env={**os.environ, "SCHEMALAB_PROGRESS": "auto"})
     assert plain.returncode == 0 and "reading" not in plain.stderr, plain.stderr
     assert plain.stdout == asked.stdout  # stdout is the same: progress is stderr only
+
+
+@pytest.mark.spark
+def test_inspect_progress_flags_override_the_environment(history_table: Any) -> None:
+    """``--progress`` shows the line where SCHEMALAB_PROGRESS says never; ``--no-progress``
+    hides it where the environment says always; stdout is the same either way."""
+    cmd = [sys.executable, "-m", "schemalab.cli", "inspect", str(history_table.path)]
+    shown = subprocess.run([*cmd, "--progress"], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "SCHEMALAB_PROGRESS": "never"})
+    assert shown.returncode == 0, shown.stderr
+    assert "reading snapshots: [########################] 4/4 snapshots\n" in shown.stderr
+    hidden = subprocess.run([*cmd, "--no-progress"], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, "SCHEMALAB_PROGRESS": "always"})
+    assert hidden.returncode == 0 and "reading" not in hidden.stderr, hidden.stderr
+    assert hidden.stdout == shown.stdout
+    both = subprocess.run([*cmd, "--progress", "--no-progress"], capture_output=True,
+                          text=True, timeout=60)
+    assert both.returncode == 2 and "not allowed with" in both.stderr
 
 
 def _files(root: Path) -> set[str]:

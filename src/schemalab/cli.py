@@ -14,6 +14,9 @@
     schemalab serve TABLE_OR_WAREHOUSE [--port N] [--host H] [--allow-reads]
                                                              the Explorer as a read-only web page
 
+sql, inspect, explain, clean-orphans and compact take ``--progress`` (files and manifests
+done of total on stderr, even when it is no terminal) or ``--no-progress``.
+
 Errors print as one clear message, then ``rule: <id>`` (an id of ``schemalab.rules``), exit
 status 1, never as a traceback.
 """
@@ -95,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                            help="sort an unaware-bucket append table by these columns "
                                 "(order_strategy 'order')")
     _serve_parser(sub)
+    for p in (p_sql, p_inspect, p_explain, p_orphans, p_compact):
+        _progress_options(p)
     return parser
 
 
@@ -111,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "clean-orphans": _clean_orphans, "compact": _compact, "serve": _serve}
     try:
         if args.command in commands:
-            return commands[args.command](args)
+            return _with_progress(args, commands[args.command])
     except SchemaLabError as e:
         print(f"error: {e}", file=sys.stderr)
         if e.rule is not None:
@@ -130,6 +135,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     parser.error(f"unknown command {args.command}")
     return 2
+
+
+def _progress_options(p: argparse.ArgumentParser) -> None:
+    """``--progress`` / ``--no-progress``: the progress line on stderr always (a log, a
+    pipe) or never; without either, on a terminal only (``SCHEMALAB_PROGRESS`` likewise)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_const", const="always",
+                   help="show progress on stderr (files and manifests done of total) even "
+                        "when stderr is no terminal")
+    g.add_argument("--no-progress", dest="progress", action="store_const", const="never",
+                   help="show no progress")
+
+
+def _with_progress(args: argparse.Namespace, command: Any) -> int:
+    from schemalab import progress
+
+    if getattr(args, "progress", None) is None:
+        return int(command(args))
+    previous = progress.configure(args.progress)
+    try:
+        return int(command(args))
+    finally:
+        progress.configure(previous)
 
 
 def _serve_parser(sub: Any) -> None:

@@ -69,13 +69,15 @@ _mode: Mode = _env_mode()
 _observers: list[Callable[[Event], None]] = []
 
 
-def configure(mode: Mode) -> None:
+def configure(mode: Mode) -> Mode:
     """``"auto"``: a bar in notebooks and on a terminal's stderr; ``"always"``: on stderr
-    even when it is not a terminal (a log), and without the delay; ``"never"``: nothing."""
+    even when it is not a terminal (a log), and without the delay; ``"never"``: nothing.
+    Returns the mode it replaces."""
     global _mode
     if mode not in ("auto", "always", "never"):
         raise ValueError(f"progress mode {mode!r} is not one of auto, always, never")
-    _mode = mode
+    previous, _mode = _mode, mode
+    return previous
 
 
 @contextlib.contextmanager
