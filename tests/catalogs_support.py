@@ -223,3 +223,30 @@ def java_iceberg_table(server: RestServer, name: str) -> str:
     if done.returncode != 0 or "DONE " not in done.stdout:
         raise RuntimeError(f"Java Iceberg's writer failed: {done.stderr[-3000:]}")
     return f"java.{name}"
+
+
+JAVA_READER = REPO / "tests" / "oracles" / "java" / "iceberg-rest" / "JavaRestReader.java"
+
+
+def java_iceberg_read(server: RestServer, ident: str) -> tuple[dict[int, list[str]], list[str]]:
+    """Table ``ident`` read by Java Iceberg 1.12.0 through the REST catalog at every snapshot:
+    each snapshot's rows (``v1|v2|...``, sorted) by id, and the current schema's columns."""
+    if not ICEBERG12_CLASSPATH.is_file():
+        raise RestServerUnavailable(f"{ICEBERG12_CLASSPATH} is missing: run `make oracle-jars`")
+    done = subprocess.run(
+        ["java", "-cp", ICEBERG12_CLASSPATH.read_text().strip(), str(JAVA_READER),
+         server.uri, ident],
+        capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0 or "SCHEMA " not in done.stdout:
+        raise RuntimeError(f"Java Iceberg's reader failed: {done.stderr[-3000:]}")
+    rows: dict[int, list[str]] = {}
+    columns: list[str] = []
+    current: list[str] = []
+    for line in done.stdout.splitlines():
+        if line.startswith("SNAPSHOT "):
+            current = rows.setdefault(int(line.split()[1]), [])
+        elif line.startswith("ROW "):
+            current.append(line[4:])
+        elif line.startswith("SCHEMA "):
+            columns = line[7:].split(",")
+    return {k: sorted(v) for k, v in rows.items()}, columns

@@ -19,7 +19,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from schemalab.catalog_commit import create_table
-from schemalab.catalogs import CatalogIcebergTable, IcebergCatalog, connect
+from schemalab.catalogs import (
+    CatalogIcebergTable,
+    IcebergCatalog,
+    connect,
+    paimon_rest_read_only,
+)
 from schemalab.errors import SchemaLabError, SqlError, TableExistsError, TableNotFoundError
 from schemalab.iceberg.write.schema_json import schema_json
 from schemalab.iceberg.write.table import FORMAT_VERSION, table_definition
@@ -49,14 +54,6 @@ def _no_checkpoint(what: str) -> SchemaLabError:
                           "catalog's state (which metadata file is current) lives in its "
                           "server, which a checkpoint of files cannot bring back",
                           rule="catalog-no-checkpoint")
-
-
-def _read_only(catalog: str, what: str) -> SchemaLabError:
-    return SchemaLabError(
-        f"{what} through Paimon's REST catalog {catalog} is not supported: schemalab reads its "
-        "tables, but its Paimon writer commits by creating snapshot files itself and has no "
-        "commit through the catalog's REST API (commit, alterTable) yet; write with Paimon "
-        "(Java, or pypaimon) through the catalog", rule="catalog-read-only")
 
 
 class CatalogWarehouse(Warehouse):
@@ -110,7 +107,7 @@ class CatalogWarehouse(Warehouse):
     def execute(self, stmt: Statement) -> StatementResult:
         if not isinstance(self.catalog, IcebergCatalog):
             if not isinstance(stmt, _READS):
-                raise _read_only(self.catalog.name, f"{type(stmt).__name__} ({stmt.text})")
+                raise paimon_rest_read_only(self.catalog.name, stmt.text.strip())
             return super().execute(stmt)
         if isinstance(stmt, CreateTable):
             return StatementResult(stmt.text, self._create_in_catalog(stmt))
@@ -152,7 +149,7 @@ class CatalogWarehouse(Warehouse):
         """DROP TABLE through the catalog (its files stay, as the catalog's drop without
         purge leaves them)."""
         if not isinstance(self.catalog, IcebergCatalog):
-            raise _read_only(self.catalog.name, "Dropping a table")
+            raise paimon_rest_read_only(self.catalog.name, "Dropping a table")
         ident = self._ident(name)
         if not self.has_table(name):
             if if_exists:
@@ -170,7 +167,7 @@ class CatalogWarehouse(Warehouse):
             self, name: str | TableName, new_name: str | TableName
     ) -> CatalogIcebergTable | Table:
         if not isinstance(self.catalog, IcebergCatalog):
-            raise _read_only(self.catalog.name, "Renaming a table")
+            raise paimon_rest_read_only(self.catalog.name, "Renaming a table")
         src, dest = self._ident(name), self._ident(new_name)
         self.catalog.load(src)  # a missing table: table-must-exist
         if self.has_table(new_name):

@@ -62,12 +62,12 @@ from schemalab.errors import (
 from schemalab.iceberg import IcebergTable
 from schemalab.iceberg.metadata import load_json, parse_table_metadata
 from schemalab.iceberg.write import WritableIcebergTable
+from schemalab.table import Table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
 
     from schemalab.history.model import TableHistory
-    from schemalab.table import Table
 
 CONFIG_ENV = "SCHEMALAB_CONFIG"
 DEFAULT_CONFIG = os.path.join("~", ".schemalab.yaml")
@@ -471,7 +471,43 @@ class PaimonRestCatalog:
                                 if k.startswith("s3.")})
         return path
 
-    def open(self, identifier: str, spark: SparkSession | None = None) -> Table:
-        from schemalab.table import Table
+    def open(self, identifier: str, spark: SparkSession | None = None) -> PaimonRestTable:
+        t = PaimonRestTable(self.load(identifier), identifier, spark=spark)
+        t.catalog_name = self.name
+        return t
 
-        return Table(self.load(identifier), identifier, spark=spark)
+
+def paimon_rest_read_only(catalog: str, what: str) -> SchemaLabError:
+    """Why a write through Paimon's REST catalog is refused, and what to use instead."""
+    return SchemaLabError(
+        f"{what} through Paimon's REST catalog {catalog} is not supported: schemalab reads its "
+        "tables, but its Paimon writer commits by creating snapshot and schema files itself "
+        "and has no commit through the catalog's REST API (commit, alterTable) yet; write "
+        "with Paimon (Java, or pypaimon) through the catalog", rule="catalog-read-only")
+
+
+class PaimonRestTable(Table):
+    """A table of Paimon's REST catalog: read like any Paimon table; its writes are refused
+    (rule ``catalog-read-only``), since writing its files directly would skip the catalog's
+    commit API."""
+
+    #: the catalog the table was found through
+    catalog_name = "?"
+
+    def _refuse(self, what: str) -> SchemaLabError:
+        return paimon_rest_read_only(self.catalog_name, f"{what} of {self.name}")
+
+    def alter(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("ALTER")
+
+    def insert(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("INSERT")
+
+    def delete_where(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("DELETE")
+
+    def delete_rows(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("DELETE")
+
+    def compact(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._refuse("A compaction")
