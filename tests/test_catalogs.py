@@ -282,6 +282,17 @@ def test_cli_inspect_by_catalog_name(rest_props: dict[str, str], sql_props: dict
     assert "score" in out and "label" in out
 
 
+def test_cli_says_a_catalogs_history_is_partial(rest_props: dict[str, str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    _config(tmp_path, monkeypatch, {"refs": {**rest_props, "snapshot-loading-mode": "refs"}})
+    code, out, err = _cli("inspect", "--catalog", "refs", "db.plain")
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("PARTIAL HISTORY: catalog refs returned 1 of")
+    code, out, err = _cli("inspect", "--catalog", "refs", "db.plain", "--json")
+    assert code == 0, err
+    assert len(json.loads(out)["partial"]["missing_snapshot_ids"]) == 1
+
+
 def test_pyiceberg_configuration_names_catalogs(rest_props: dict[str, str], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(catalogs.CONFIG_ENV, str(tmp_path / "none.yaml"))

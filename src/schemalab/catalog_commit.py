@@ -39,8 +39,8 @@ _IDS = {"schemas": "schema-id", "partition-specs": "spec-id", "sort-orders": "or
         "snapshots": "snapshot-id"}
 
 
-def _refused(table: str, why: str) -> SchemaLabError:
-    return SchemaLabError(f"Table {table}: the catalog refused the commit: {why}",
+def _refused(table: str, why: str, what: str = "the commit") -> SchemaLabError:
+    return SchemaLabError(f"Table {table}: the catalog refused {what}: {why}",
                           table=table, rule="catalog-commit-refused")
 
 
@@ -255,4 +255,4 @@ def create_table(catalog: Any, identifier: str, schema: dict[str, Any],
         if type(e).__name__ == "TableAlreadyExistsError":
             raise TableExistsError(f"Table {identifier} already exists.", table=identifier,
                                    rule="table-must-be-new") from None
-        raise _refused(identifier, _first_line(e)) from None
+        raise _refused(identifier, _first_line(e), "CREATE TABLE") from None
