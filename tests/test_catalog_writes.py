@@ -284,3 +284,37 @@ def test_java_iceberg_reads_schemalabs_commits(rest: RestServer, rest_props: dic
         ours = sorted("|".join("null" if v is None else str(v) for v in r)
                       for r in t.read(snapshot_id=sid).collect())
         assert ours == rows, sid
+
+
+def test_cli_sql_through_a_catalog_by_name(props: dict[str, str], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import io
+
+    import yaml
+
+    from schemalab import cli
+
+    path = tmp_path / "schemalab.yaml"
+    # the SQL catalog keys tables by the catalog's name: the configured name is the one
+    name = props.get("name", "team")
+    path.write_text(yaml.safe_dump({"catalogs": {
+        name: {k: v for k, v in props.items() if k != "name"}}}))
+    monkeypatch.setenv(catalogs.CONFIG_ENV, str(path))
+
+    def run(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(list(args))
+        return code, out.getvalue(), err.getvalue()
+
+    code, out, err = run("sql", "--catalog", name, "-e",
+                         "CREATE TABLE w.cli (id BIGINT); ALTER TABLE w.cli ADD COLUMN v STRING;"
+                         " SHOW TABLES IN w")
+    assert code == 0, err
+    assert f"Created w.cli (Iceberg v2, schema 0) in {name}." in out
+    assert "Altered w.cli: schema 1" in out
+    assert any(re.search(r"\bw\b.*\bcli\b", line) for line in out.splitlines()), out
+    assert [f.name for f in _pyiceberg(props, "w.cli").schema().fields] == ["id", "v"]
+    code, _, err = run("sql", "-e", "SHOW TABLES")
+    assert code == 1 and "rule: catalog-config" in err

@@ -1,6 +1,7 @@
 """The ``schemalab`` command.
 
     schemalab sql WAREHOUSE -e "STATEMENTS" | -f FILE.sql     run statements, print results
+    schemalab sql --catalog NAME -e "STATEMENTS"             ... on a catalog's tables
     schemalab inspect TABLE_PATH [--json] [--field NAME|ID] [--snapshot N] [--since TIME]
                      [--ref NAME]                            history: schemas, lineage, snapshots,
                                                              refs (a branch's own, or a tag's)
@@ -40,7 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_sql = sub.add_parser("sql", help="run SQL statements against a warehouse")
-    p_sql.add_argument("warehouse", help="warehouse directory (created if missing)")
+    p_sql.add_argument("warehouse", nargs="?",
+                       help="warehouse directory (created if missing); none with --catalog")
+    _catalog_option(p_sql)
     src = p_sql.add_mutually_exclusive_group(required=True)
     src.add_argument("-e", "--execute", metavar="STATEMENTS", help="';'-separated statements")
     src.add_argument("-f", "--file", metavar="FILE.sql", help="a file of statements")
@@ -179,14 +182,17 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _sql(args: argparse.Namespace) -> int:
-    from schemalab.warehouse import Warehouse
+    import schemalab as sl
 
+    if (args.warehouse is None) == (args.catalog is None):
+        raise SchemaLabError("schemalab sql takes a warehouse directory or --catalog NAME "
+                             "(one of the two)", rule="catalog-config")
     if args.file:
         with open(args.file, encoding="utf-8") as fh:
             text = fh.read()
     else:
         text = args.execute
-    wh = Warehouse(args.warehouse)
+    wh = sl.Warehouse(args.warehouse, catalog=args.catalog)
     for result in wh.execute_sql(text):
         if result.dataframe is not None:
             df = result.dataframe
