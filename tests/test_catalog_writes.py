@@ -318,3 +318,21 @@ def test_cli_sql_through_a_catalog_by_name(props: dict[str, str], tmp_path: Path
     assert [f.name for f in _pyiceberg(props, "w.cli").schema().fields] == ["id", "v"]
     code, _, err = run("sql", "-e", "SHOW TABLES")
     assert code == 1 and "rule: catalog-config" in err
+
+
+def test_commits_through_a_refs_only_catalog_keep_the_whole_table(
+        rest_props: dict[str, str], spark: Any) -> None:
+    """A client that loads referenced snapshots only (snapshots=refs) commits on the whole
+    table: the catalog's metadata file, not its partial answer, is what the commit builds
+    on, so no snapshot is dropped; the history stays marked partial."""
+    wh = sl.Warehouse(catalog=rest_props, spark=spark)
+    wh.sql("CREATE TABLE w.refsonly (id BIGINT); INSERT INTO w.refsonly VALUES (1); "
+           "INSERT INTO w.refsonly VALUES (2)")
+    t = sl.open_table("w.refsonly", catalog={**rest_props, "snapshot-loading-mode": "refs"},
+                      spark=spark)
+    assert t.catalog_table.partial
+    t.insert([(3,)])
+    oracle = _pyiceberg(rest_props, "w.refsonly")
+    assert len(oracle.metadata.snapshots) == 3 and len(oracle.metadata.snapshot_log) == 3
+    assert t.catalog_table.partial and len(t.history().missing_snapshot_ids) == 2
+    assert _rows(t.read()) == [(1,), (2,), (3,)]
