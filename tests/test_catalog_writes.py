@@ -336,3 +336,25 @@ def test_commits_through_a_refs_only_catalog_keep_the_whole_table(
     assert len(oracle.metadata.snapshots) == 3 and len(oracle.metadata.snapshot_log) == 3
     assert t.catalog_table.partial and len(t.history().missing_snapshot_ids) == 2
     assert _rows(t.read()) == [(1,), (2,), (3,)]
+
+
+def test_an_unknown_outcome_keeps_the_files(sql_props: dict[str, str], spark: Any,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog fails while committing (a 500 from a REST catalog): the commit may have
+    landed, so the data files stay (a deleted file under a landed snapshot is a lost row),
+    and the error says to look."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.exceptions import CommitStateUnknownException
+
+    wh = sl.Warehouse(catalog=sql_props, spark=spark)
+    wh.sql("CREATE TABLE w.unknown (id BIGINT)")
+
+    def fails(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise CommitStateUnknownException("gateway timeout")
+
+    monkeypatch.setattr(SqlCatalog, "commit_table", fails)
+    with pytest.raises(SchemaLabError) as e:
+        wh.sql("INSERT INTO w.unknown VALUES (1), (2)")
+    assert e.value.rule == "catalog-commit-unknown" and "w.unknown" in str(e.value)
+    data = Path(wh.table("w.unknown").path) / "data"
+    assert [p for p in data.rglob("*.parquet")], "the data files were deleted"

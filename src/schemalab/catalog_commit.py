@@ -28,6 +28,7 @@ from typing import Any
 from schemalab import fileio
 from schemalab.errors import SchemaLabError, TableExistsError
 from schemalab.iceberg.metadata import load_json
+from schemalab.iceberg.write.commit import UNKNOWN_OUTCOME
 
 #: metadata keys a catalog derives from the updates (or keeps itself): never sent
 DERIVED = frozenset({
@@ -178,8 +179,6 @@ class CatalogTarget:
         self.identifier = identifier
         self.table_path = table_path
         self._loaded: tuple[str, Any] | None = None
-        #: commits that lost a race and were re-applied (for tests and reports)
-        self.conflicts = 0
 
     def current(self) -> tuple[str, dict[str, Any]]:
         try:
@@ -204,15 +203,15 @@ class CatalogTarget:
         requirements, updates = pyiceberg_models(reqs, ups, self.identifier)
         try:
             done = self.catalog.commit_table(self._loaded[1], requirements, updates)
-        except CommitFailedException:
-            self.conflicts += 1
+        except CommitFailedException:  # a requirement failed: another writer committed
             return None
         except Exception as e:  # noqa: BLE001 - a refused update, an unreachable catalog
             if type(e).__name__ == "CommitStateUnknownException":
                 raise SchemaLabError(
                     f"Table {self.identifier}: the catalog failed during the commit and its "
                     f"outcome is unknown: {_first_line(e)}; load the table to see whether it "
-                    "is there", table=self.identifier, rule="catalog-unavailable") from None
+                    "is there (its files are kept)", table=self.identifier,
+                    rule=UNKNOWN_OUTCOME) from None
             raise _refused(self.identifier, _first_line(e)) from None
         location = str(done.metadata_location)
         return location, load_json(fileio.normalize(location))

@@ -259,6 +259,9 @@ _ALL = (
     Rule("catalog-commit-refused", "A commit the catalog refused (an update it rejects, a "
          "change that has no update in the REST spec); the message gives its reason.",
          "Iceberg REST catalog spec (updateTable) / pyiceberg commit_table"),
+    Rule("catalog-commit-unknown", "A catalog that failed while committing (HTTP 500, 502, "
+         "504): the commit may have landed, so the files written for it are kept.",
+         "Iceberg REST catalog spec (CommitStateUnknownException)"),
     Rule("commit-through-catalog", "A Hadoop-layout commit to a table whose metadata is a "
          "catalog's (NNNNN-<uuid>.metadata.json): only its catalog knows its current "
          "version.", "Iceberg HadoopTableOperations"),

@@ -31,6 +31,9 @@ from schemalab.iceberg.write.tablemeta import now_ms
 
 #: how often a commit that lost the race is re-applied before giving up
 COMMIT_ATTEMPTS = 20
+#: the rule of an error after which a commit may have landed (a catalog that failed while
+#: committing): the files written for it must stay, as Java's clients keep them
+UNKNOWN_OUTCOME = "catalog-commit-unknown"
 HINT = "version-hint.text"
 
 Change = Callable[[dict[str, Any]], dict[str, Any]]

@@ -212,9 +212,10 @@ class WritableIcebergTable(IcebergTable):
             _, snapshot_id = commit_append(
                 self.commit_target, self.name, self.format_version, schema, spec,
                 [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
-        except BaseException:
-            for f in files:  # nothing references them
-                fileio.delete(local_path(self.path, self.location, f.path))
+        except BaseException as e:
+            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:
+                for f in files:  # nothing references them
+                    fileio.delete(local_path(self.path, self.location, f.path))
             raise
         self.refresh()
         return self.snapshot(snapshot_id)
