@@ -28,7 +28,6 @@ from typing import Any
 from schemalab import fileio
 from schemalab.errors import SchemaLabError, TableExistsError
 from schemalab.iceberg.metadata import load_json
-from schemalab.iceberg.write.commit import UNKNOWN_OUTCOME
 
 #: metadata keys a catalog derives from the updates (or keeps itself): never sent
 DERIVED = frozenset({
@@ -211,7 +210,7 @@ class CatalogTarget:
                     f"Table {self.identifier}: the catalog failed during the commit and its "
                     f"outcome is unknown: {_first_line(e)}; load the table to see whether it "
                     "is there (its files are kept)", table=self.identifier,
-                    rule=UNKNOWN_OUTCOME) from None
+                    rule="catalog-commit-unknown") from None
             raise _refused(self.identifier, _first_line(e)) from None
         location = str(done.metadata_location)
         return location, load_json(fileio.normalize(location))
