@@ -168,14 +168,15 @@ def prepare(spark: Any, base: str, rows: int, engine: str, layout: str,
 def candidates(spark: Any, d: str, query: str, compacted: bool,
                shuffle: bool) -> tuple[list[Candidate], dict[str, Any]]:
     import schemalab as sl
-    from schemalab.engine.merge.keyed_read import merge_read
 
     info = json.load(open(os.path.join(d, "info.json")))
     t = sl.Warehouse(os.path.join(d, "wh"), spark=spark).table("t")
     before, q = info["before"], QUERY[query]
     cands = [Candidate("merge", lambda: q(t.read(snapshot_id=before))),
              Candidate("plain", lambda: q(spark.read.parquet(os.path.join(d, "plain"))))]
-    if shuffle:
+    if shuffle:  # imported here: older trees (bench/plan_diff.py's) name it otherwise
+        from schemalab.engine.merge.keyed_read import merge_read
+
         cands.append(Candidate("merge-shuffle", lambda: q(
             merge_read(t.read_plan(before), spark, how="shuffle"))))
     if compacted:
