@@ -36,7 +36,7 @@ from schemalab.sql.statements import IcebergRefStatement, IcebergWriteOrder, Tab
 
 _HEAD = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)"
                    r"(?:\.(?:`(?:[^`]|``)+`|[\w$]+))?)\s+(?P<rest>(?:CREATE|REPLACE|DROP)\s+"
-                   r"(?:OR\s+REPLACE\s+)?(?:BRANCH|TAG)\b.*|WRITE\b.*?)\s*;?\s*$", re.I | re.S)
+                   r"(?:OR\s+REPLACE\s+)?(?:BRANCH|TAG)\b.*?|WRITE\b.*?)\s*;?\s*$", re.I | re.S)
 _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|-?\d+(?:\.\d*)?|\w+(?:\.\w+)*|[(),.]|\S)", re.S)
 _UNIT_MS = {"DAYS": 86_400_000, "HOURS": 3_600_000, "MINUTES": 60_000}
 

@@ -49,7 +49,7 @@ _TOTALS = ("total-records", "total-files-size", "total-data-files", "total-delet
            "total-position-deletes", "total-equality-deletes")
 
 
-def _fail(message: str, table: str, rule: str) -> SchemaLabError:
+def _fail(message: str, table: str, *, rule: str) -> SchemaLabError:
     cls = NotFoundError if rule == "ref-must-exist" else SchemaLabError
     return cls(f"{message} (table {table})", table=table, rule=rule)
 
@@ -96,7 +96,8 @@ def apply_ref(d: dict[str, Any], stmt: IcebergRefStatement, table: str,
 
 
 def _exists(refs: dict[str, Any], stmt: IcebergRefStatement, table: str) -> SchemaLabError:
-    return _fail(f"Ref {stmt.ref} already exists", table, f"{stmt.kind}-must-be-new")
+    rule = "branch-must-be-new" if stmt.kind == "branch" else "tag-must-be-new"
+    return _fail(f"Ref {stmt.ref} already exists", table, rule=rule)
 
 
 def _branch(refs: dict[str, Any], stmt: IcebergRefStatement, sid: int | None, table: str,
@@ -106,7 +107,7 @@ def _branch(refs: dict[str, Any], stmt: IcebergRefStatement, sid: int | None, ta
     if stmt.replace and not (stmt.create and not exists):
         if sid is None:
             raise _fail(f"Cannot complete replace branch operation on {table}, main has no "
-                        "snapshot", table, "iceberg-ref-snapshot")
+                        "snapshot", table, rule="iceberg-ref-snapshot")
         ref = _get(refs, stmt.ref, "branch", "Branch", table)
         refs[stmt.ref] = {**ref, "snapshot-id": sid}
         return True
@@ -117,7 +118,7 @@ def _branch(refs: dict[str, Any], stmt: IcebergRefStatement, sid: int | None, ta
     if sid is None:  # ManageSnapshots.createBranch(name): an empty snapshot on the branch
         if empty_branch is None:
             raise _fail(f"Cannot create branch {stmt.ref}: the table has no snapshot", table,
-                        "iceberg-ref-snapshot")
+                        rule="iceberg-ref-snapshot")
         empty_branch(d, stmt.ref)
         return True
     refs[stmt.ref] = {"snapshot-id": sid, "type": "branch"}
@@ -129,7 +130,7 @@ def _tag(refs: dict[str, Any], stmt: IcebergRefStatement, sid: int | None, table
     """CreateOrReplaceTagExec."""
     if sid is None:
         raise _fail(f"Cannot complete create or replace tag operation on {table}, main has "
-                    "no snapshot", table, "iceberg-ref-snapshot")
+                    "no snapshot", table, rule="iceberg-ref-snapshot")
     exists = stmt.ref in refs
     if stmt.replace and not (stmt.create and not exists):
         ref = _get(refs, stmt.ref, "tag", "Tag", table)
@@ -147,10 +148,10 @@ def _get(refs: dict[str, Any], name: str, kind: str, word: str, table: str) -> d
     ref = refs.get(name)
     if ref is None:
         raise _fail(f"{word} does not exist: {name}; refs: {_have(refs)}", table,
-                    "ref-must-exist")
+                    rule="ref-must-exist")
     if ref.get("type", "branch") != kind:
         other = "tag" if kind == "branch" else "branch"
-        raise _fail(f"Ref {name} is a {other} not a {kind}", table, "iceberg-ref-kind")
+        raise _fail(f"Ref {name} is a {other} not a {kind}", table, rule="iceberg-ref-kind")
     return dict(ref)
 
 
@@ -169,9 +170,9 @@ def _retention(ref: dict[str, Any], stmt: IcebergRefStatement, table: str) -> No
             continue
         if tag and java_name:
             raise _fail(f"Tags do not support setting {java_name}", table,
-                        "iceberg-ref-retention")
+                        rule="iceberg-ref-retention")
         if value <= 0:
-            raise _fail(positive, table, "iceberg-ref-retention")
+            raise _fail(positive, table, rule="iceberg-ref-retention")
         ref[key] = value
 
 
@@ -180,7 +181,7 @@ def _drop(refs: dict[str, Any], stmt: IcebergRefStatement, table: str) -> None:
     if stmt.ref not in refs and stmt.if_exists:
         return
     if stmt.kind == "branch" and stmt.ref == MAIN:
-        raise _fail("Cannot remove main branch", table, "main-branch-is-fixed")
+        raise _fail("Cannot remove main branch", table, rule="main-branch-is-fixed")
     _get(refs, stmt.ref, stmt.kind, "Branch" if stmt.kind == "branch" else "Tag", table)
     del refs[stmt.ref]
 
@@ -197,8 +198,8 @@ def _set_refs(d: dict[str, Any], before: dict[str, Any], refs: dict[str, Any],
             continue
         if ref["snapshot-id"] not in snapshots:
             raise _fail(f"Cannot set {name} to unknown snapshot: {ref['snapshot-id']}", table,
-                        "iceberg-ref-snapshot")
-        if name == MAIN and before.get(MAIN, {}).get("snapshot-id") != ref["snapshot-id"]:
+                        rule="iceberg-ref-snapshot")
+        if name == MAIN and d.get("current-snapshot-id") != ref["snapshot-id"]:
             d["current-snapshot-id"] = ref["snapshot-id"]
             d.setdefault("snapshot-log", []).append({"timestamp-ms": now_ms(),
                                                      "snapshot-id": ref["snapshot-id"]})
@@ -265,10 +266,20 @@ def select(root: T, selector: str, value: str) -> T:
     (``selected`` is set on it)."""
     md = root.metadata
     if selector == "branch":
-        if value != MAIN and value not in md.refs:
+        ref = md.refs.get(value)
+        if value != MAIN and ref is None:
             raise _fail(f"Cannot use branch (does not exist): {value}", root.name,
-                        "ref-must-exist")
-        return root.branch(value)  # type: ignore[no-any-return]
+                        rule="ref-must-exist")
+        if ref is None or str(ref.get("type", "branch")) == "branch":
+            return root.branch(value)  # type: ignore[no-any-return]
+        # a tag named as a branch: Spark reads its snapshot in the table's schema; a write
+        # is refused when it targets it (SnapshotProducer.targetBranch)
+        view = copy.copy(root)
+        view.metadata = dataclasses.replace(md, current_snapshot_id=int(ref["snapshot-id"]))
+        view.name = f"{root.name}.branch_{value}"
+        view.branch_name = value
+        view._root_table = root
+        return view
     sid: int | None = None
     if selector == "snapshot_id" or _is_long(value):
         sid = int(value)
@@ -276,7 +287,7 @@ def select(root: T, selector: str, value: str) -> T:
         ref = md.refs.get(value)
         if ref is None:
             raise _fail(f"Cannot find matching snapshot ID or reference name for version "
-                        f"{value}; refs: {_have(dict(md.refs))}", root.name, "ref-must-exist")
+                        f"{value}; refs: {_have(dict(md.refs))}", root.name, rule="ref-must-exist")
         if str(ref.get("type", "branch")) == "branch":
             return root.branch(value)  # type: ignore[no-any-return]
         sid = int(ref["snapshot-id"])

@@ -39,12 +39,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column
 
 DISTRIBUTION_MODE = "write.distribution-mode"
-_RULE = "iceberg-write-order"
 
 
-def _fail(message: str, table: str, column: str | None = None) -> SchemaChangeError:
+def _fail(message: str, table: str, column: str | None = None,
+          rule: str = "iceberg-write-order") -> SchemaChangeError:
     return SchemaChangeError(f"{message} (table {table})", table=table, column=column,
-                             rule=_RULE)
+                             rule=rule)
 
 
 def _struct_text(schema: IcebergSchema) -> str:

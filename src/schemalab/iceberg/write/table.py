@@ -26,7 +26,7 @@ from schemalab.iceberg.write.partitioning import (
 from schemalab.iceberg.write.refs import select as ref_select
 from schemalab.iceberg.write.schema_json import fresh_fields
 from schemalab.iceberg.write.sort_order import output_sort
-from schemalab.iceberg.write.tablemeta import NO_PARTITION_ID, new_table_metadata
+from schemalab.iceberg.write.tablemeta import NO_PARTITION_ID, branch_head, new_table_metadata
 from schemalab.refs import MAIN
 from schemalab.schema.changes import ColumnSpec, SchemaChange
 
@@ -132,7 +132,7 @@ class WritableIcebergTable(IcebergTable):
         """Re-read the current metadata (after a commit, or another writer's); a branch or
         a selection stays what it was."""
         fresh = WritableIcebergTable(self.path, self._root.name, spark=self._spark)
-        view = fresh.branch(self.branch_name) if self.branch_name else fresh
+        view = ref_select(fresh, "branch", self.branch_name) if self.branch_name else fresh
         if self.selected:
             view = ref_select(fresh, *self.selected)
         self.__dict__.clear()
@@ -175,6 +175,7 @@ class WritableIcebergTable(IcebergTable):
                            table=self.name, rule="iceberg-write-target")
         branch = self.branch_name or MAIN
         self.refresh()
+        branch_head({"refs": dict(self._root.metadata.refs)}, branch, self.name)  # no tag
         fileio.check_writable(self.path)
         schema = self.schema
         write_schema = _with_write_defaults(schema)
