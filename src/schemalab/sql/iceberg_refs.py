@@ -35,7 +35,7 @@ from schemalab.sql.iceberg_alter import transform_term
 from schemalab.sql.statements import IcebergRefStatement, IcebergWriteOrder, TableName
 
 _HEAD = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)"
-                   r"(?:\.(?:`(?:[^`]|``)+`|[\w$]+))?)\s+(?P<rest>(?:CREATE|REPLACE|DROP)\s+"
+                   r"(?:\.(?:`(?:[^`]|``)+`|[\w$]+)){0,2})\s+(?P<rest>(?:CREATE|REPLACE|DROP)\s+"
                    r"(?:OR\s+REPLACE\s+)?(?:BRANCH|TAG)\b.*?|WRITE\b.*?)\s*;?\s*$", re.I | re.S)
 _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|-?\d+(?:\.\d*)?|\w+(?:\.\w+)*|[(),.]|\S)", re.S)
 _UNIT_MS = {"DAYS": 86_400_000, "HOURS": 3_600_000, "MINUTES": 60_000}
@@ -47,6 +47,8 @@ def _unquote(part: str) -> str:
 
 def _table(text: str) -> TableName:
     parts = [_unquote(p) for p in re.findall(r"`(?:[^`]|``)+`|[\w$]+", text)]
+    if len(parts) == 3:  # db.t.branch_dev: a ref selector of table db.t
+        return TableName(parts[0], f"{parts[1]}.{parts[2]}")
     return TableName(parts[0], parts[1]) if len(parts) == 2 else TableName(None, parts[0])
 
 

@@ -241,6 +241,7 @@ def commit_if_changed(table_path: str, table: str,
     written, as Java's transaction commits nothing). ``change(d, dry)`` is first tried on a
     copy with ``dry`` True (it must write no file then). True when a commit was made."""
     base = load_json(find_current_metadata(table_path))
+    _refs(base)  # a v1 table's implicit main is no change
     if change(copy.deepcopy(base), True) == base:
         return False
     commits.commit(table_path, table, lambda d: change(d, False))
