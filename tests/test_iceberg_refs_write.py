@@ -84,6 +84,9 @@ def test_parse_ref_statements(text: str, fields: dict[str, Any]) -> None:
     ("ALTER TABLE t WRITE DISTRIBUTED BY PARTITION LOCALLY ORDERED BY st.x DESC",
      (("identity", "st.x", "desc", "nulls-last"),), "hash"),
     ("ALTER TABLE t WRITE UNORDERED", (), "none"),
+    ("ALTER TABLE t WRITE ORDERED BY (id, bucket(2, s) DESC)",
+     (("identity", "id", "asc", "nulls-first"), ("bucket[2]", "s", "desc", "nulls-last")),
+     "range"),
 ])
 def test_parse_write_order(text: str, order: tuple[Any, ...], mode: str | None) -> None:
     stmt = parse_statement(text)

@@ -165,7 +165,11 @@ def _write_order(name: TableName, toks: _Tokens, text: str) -> IcebergWriteOrder
             ordering += 1
             locally = toks.take("LOCALLY")
             toks.expect("ORDERED", "BY")
-            order = _order_fields(toks, text)
+            if toks.take("("):  # order: fields | '(' fields ')'
+                order = _order_fields(toks, text)
+                toks.expect(")")
+            else:
+                order = _order_fields(toks, text)
         else:
             raise toks.error("DISTRIBUTED BY PARTITION, [LOCALLY] ORDERED BY or UNORDERED")
     if distributed > 1:
