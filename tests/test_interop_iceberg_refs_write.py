@@ -7,7 +7,8 @@
    ``ManageSnapshots``, ``ReplaceSortOrder``, ``UpdateProperties``, on a copy of the same
    table) accepts and refuses the same ones, with the message schemalab gives, and writes
    the same ``refs``, ``sort-orders``, ``default-sort-order-id``, ``properties``, current
-   snapshot, snapshot-log and number of metadata versions.
+   snapshot, snapshot-log and number of metadata versions;
+3. pyiceberg reads every snapshot of a branch schemalab wrote as schemalab does.
 
 Iceberg's Spark runtime is not among the oracle's jars (its Spark 4.1 build does not run on
 this PySpark), so the grammar itself is checked in ``tests/test_iceberg_refs_write.py``.
@@ -25,6 +26,8 @@ import pytest
 from iceberg_canonical import canonical_frame
 from oracles.java_iceberg import JavaIceberg
 from oracles.java_paimon import JavaPaimonUnavailable
+from test_iceberg_write import ours as ours_rows
+from test_iceberg_write import pyiceberg_rows
 
 import schemalab as sl
 from schemalab.errors import SchemaLabError
@@ -84,6 +87,9 @@ def test_java_reads_our_refs(tmp_path: Path, spark: Any, java: JavaIceberg) -> N
         assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"]))
     assert {s["id"]: s["parent"] for s in java.snapshots(where)} == {
         s.snapshot_id: s.parent_id for s in t.snapshots}
+    # pyiceberg reads every snapshot of the branch as we do
+    for sid in [s.snapshot_id for s in t.branch("dev").snapshots]:
+        assert pyiceberg_rows(t.metadata_file, sid) == ours_rows(t, sid), sid
 
 
 #: (statement, the message both refuse it with; None: both accept it). ``{s1}`` is the
