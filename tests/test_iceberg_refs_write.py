@@ -224,7 +224,7 @@ REFUSED = [
     ("ALTER TABLE t WRITE ORDERED BY st", "iceberg-write-order",
      "Cannot sort by non-primitive source field"),
     ("ALTER TABLE t WRITE ORDERED BY hours(s)", "iceberg-write-order",
-     "Invalid source type string for transform: hour"),
+     "Cannot bind: hour cannot transform string values from 's'"),
 ]
 
 

@@ -131,9 +131,12 @@ CASES: list[tuple[str, str | None]] = [
     ("ALTER TABLE t WRITE ORDERED BY truncate(s, 2) DESC NULLS FIRST", None),
     ("ALTER TABLE t WRITE UNORDERED", None),
     ("ALTER TABLE t WRITE ORDERED BY nope", "Cannot find field 'nope' in struct: struct<1: "
-     "id: optional long, 2: s: optional string, 3: ts: optional timestamptz>"),
-    ("ALTER TABLE t WRITE ORDERED BY days(s)", "Invalid source type string for transform: "
-     "day"),
+     "id: optional long, 2: s: optional string, 3: ts: optional timestamptz, 4: st: "
+     "optional struct<5: x: optional int>>"),
+    ("ALTER TABLE t WRITE ORDERED BY st", "Cannot sort by non-primitive source field"),
+    ("ALTER TABLE t WRITE ORDERED BY st.x DESC", None),
+    ("ALTER TABLE t WRITE ORDERED BY days(s)", "Cannot bind: day cannot transform string "
+     "values from 's'"),
     ("ALTER TABLE t WRITE DISTRIBUTED BY PARTITION", None),
     ("ALTER TABLE t DROP TAG v1", None),
 ]
@@ -167,10 +170,11 @@ def _facts(path: str | Path) -> dict[str, Any]:
 def test_java_runs_the_same_statements_alike(version: int, tmp_path: Path, spark: Any,
                                              java: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path / "ours", spark=spark, format="iceberg")
-    wh.sql("CREATE TABLE t (id BIGINT, s STRING, ts TIMESTAMP) PARTITIONED BY (bucket(2, id)) "
+    wh.sql("CREATE TABLE t (id BIGINT, s STRING, ts TIMESTAMP, st STRUCT<x: INT>) "
+           "PARTITIONED BY (bucket(2, id)) "
            f"TBLPROPERTIES ('format-version' = '{version}')")
-    wh.sql("INSERT INTO t VALUES (1, 'a', NULL)")
-    wh.sql("INSERT INTO t VALUES (2, 'b', TIMESTAMP'2024-01-01 00:00:00')")
+    wh.sql("INSERT INTO t VALUES (1, 'a', NULL, NULL)")
+    wh.sql("INSERT INTO t VALUES (2, 'b', TIMESTAMP'2024-01-01 00:00:00', named_struct('x', 1))")
     s1 = wh.table("t").snapshots[0].snapshot_id
     shutil.copytree(tmp_path / "ours", tmp_path / "java")  # the same table, the same ids
     texts = [text.format(s1=s1) for text, _ in CASES]

@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import SchemaChangeError
 from schemalab.iceberg.metadata import IcebergSchema, PartitionField, parse_table_metadata
-from schemalab.iceberg.types import IcebergPrimitiveType, iceberg_type_text
+from schemalab.iceberg.types import (
+    IcebergListType,
+    IcebergMapType,
+    IcebergPrimitiveType,
+    IcebergStructType,
+    iceberg_type_text,
+)
 from schemalab.iceberg.write.partitioning import check_transform, partition_column
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,12 +53,19 @@ def _fail(message: str, table: str, column: str | None = None,
                              rule=rule)
 
 
-def _struct_text(schema: IcebergSchema) -> str:
-    """The schema as Java's ``StructType.toString`` prints it in binding errors."""
-    def f(x: Any) -> str:
-        return (f"{x.id}: {x.name}: {'required' if x.required else 'optional'} "
-                f"{iceberg_type_text(x.type)}")
-    return "struct<" + ", ".join(f(x) for x in schema.fields) + ">"
+def java_type_text(t: Any) -> str:
+    """A type as Java's ``Type.toString`` prints it in binding errors: a struct's fields
+    as ``<id>: <name>: optional|required <type>`` (and `` (<doc>)``)."""
+    if isinstance(t, IcebergListType):
+        return f"list<{java_type_text(t.element)}>"
+    if isinstance(t, IcebergMapType):
+        return f"map<{java_type_text(t.key)}, {java_type_text(t.value)}>"
+    if isinstance(t, IcebergStructType | IcebergSchema):
+        return "struct<" + ", ".join(
+            f"{f.id}: {f.name}: {'required' if f.required else 'optional'} "
+            f"{java_type_text(f.type)}" + (f" ({f.doc})" if f.doc else "")
+            for f in t.fields) + ">"
+    return iceberg_type_text(t)
 
 
 def sort_fields(schema: IcebergSchema, order: Sequence[tuple[str, str, str, str]],
@@ -68,18 +81,19 @@ def sort_fields(schema: IcebergSchema, order: Sequence[tuple[str, str, str, str]
     for transform, column, direction, nulls in order:
         fid = by_name.get(column.lower())
         if fid is None:
-            raise _fail(f"Cannot find field '{column}' in struct: {_struct_text(schema)}",
+            raise _fail(f"Cannot find field '{column}' in struct: {java_type_text(schema)}",
                         table, column)
         src = schema.find(fid)
         assert src is not None
         if not isinstance(src.type, IcebergPrimitiveType):
             raise _fail(f"Cannot sort by non-primitive source field: "
-                        f"{iceberg_type_text(src.type)}", table, column)
+                        f"{java_type_text(src.type)}", table, column)
         try:
             check_transform(transform, src.type, table, column)
         except Exception as e:  # Iceberg's wording, this statement's rule
-            raise _fail(f"Invalid source type {iceberg_type_text(src.type)} for transform: "
-                        f"{transform}", table, column) from e
+            raise _fail(f"Cannot bind: {transform} cannot transform "
+                        f"{iceberg_type_text(src.type)} values from '{column}'", table,
+                        column) from e
         out.append({"transform": transform, "source-id": fid, "direction": direction,
                     "null-order": nulls})
     return out
