@@ -400,6 +400,8 @@ def test_branch_write_refusals(tmp_path: Path, spark: Any) -> None:
         assert (e.value.rule, message in e.value.message) == (rule, True), e.value.message
     # nothing written: the refused inserts' data files are gone again
     assert _files(tmp_path) == before
+    # a tag named as a branch reads (its snapshot, the table's schema), as SparkTable does
+    assert _sql_rows(wh, "SELECT * FROM t.branch_v1") == (["id"], [(1,)])
 
 
 def test_insert_honours_the_sort_order(tmp_path: Path, spark: Any) -> None:

@@ -1,5 +1,7 @@
 """The Iceberg side of :class:`schemalab.Warehouse`'s statements: CREATE TABLE of an Iceberg
-table (Hadoop-catalog layout), Iceberg's ALTER extensions, DESCRIBE and INSERT messages."""
+table (Hadoop-catalog layout), Iceberg's ALTER extensions (partition fields, identifier
+fields, branches and tags, write order), DESCRIBE and INSERT messages, and the ref
+selectors of Iceberg's SparkCatalog (``t.branch_dev``, ``t.tag_v1``)."""
 
 from __future__ import annotations
 
