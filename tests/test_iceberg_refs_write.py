@@ -440,3 +440,20 @@ def test_insert_honours_the_sort_order(tmp_path: Path, spark: Any) -> None:
             assert data == want
             sorted_rows += len(data)
     assert sorted_rows == 600
+
+
+def test_a_ref_selector_is_no_table(wh: sl.Warehouse, tmp_path: Path) -> None:
+    """``t.branch_dev`` reads and writes branch dev; DROP TABLE or RENAME of it are refused
+    (they would act on table t), and CREATE TABLE of that name finds it taken."""
+    before = _files(tmp_path)
+    for text in ("DROP TABLE t.branch_dev", "ALTER TABLE t.branch_dev RENAME TO u",
+                 "DROP TABLE default.t.tag_v1"):
+        with pytest.raises(SchemaLabError, match="of Iceberg table default.t, not a table"):
+            wh.sql(text)
+    with pytest.raises(SchemaLabError) as e:
+        wh.sql("CREATE TABLE t.branch_dev (a INT)")
+    assert e.value.rule == "table-must-be-new"
+    assert _files(tmp_path) == before
+    assert wh.table("t.branch_dev").branch_name == "dev"
+    assert wh.table("default.t.tag_v1").selected == ("tag", "v1")
+    assert wh.list_tables() == ["default.t"]

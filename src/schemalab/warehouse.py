@@ -65,6 +65,7 @@ from schemalab.warehouse_iceberg import (
     iceberg_selection,
     iceberg_write_order,
     insert_message,
+    refuse_selector,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -264,6 +265,7 @@ class Warehouse:
         return Table(path, qualified, warehouse=self)
 
     def drop_table(self, name: str | TableName, *, if_exists: bool = False) -> bool:
+        refuse_selector(self.path, name, "DROP TABLE")  # t.branch_dev is no table
         db, table = self.resolve(name)
         if not self.has_table(name):
             if if_exists:
@@ -287,6 +289,7 @@ class Warehouse:
         return True
 
     def rename_table(self, name: str | TableName, new_name: str | TableName) -> Table:
+        refuse_selector(self.path, name, "ALTER TABLE .. RENAME")
         src = self.table(name)
         db, table = self.resolve(new_name)
         if self.has_table(new_name):

@@ -160,3 +160,15 @@ def iceberg_selection(warehouse: str, name: str | TableName,
     root = WritableIcebergTable(hadoop.table_dir(warehouse, db, table), f"{db}.{table}",
                                 spark=spark)
     return select(root, m.group(1), m.group(2))
+
+
+def refuse_selector(warehouse: str, name: str | TableName, what: str) -> None:
+    """DROP TABLE / RENAME of ``t.branch_dev`` (a ref of table ``t``, not a table): refused,
+    naming the statement that does it to the ref."""
+    ref = iceberg_selection(warehouse, name, None)
+    if ref is not None:
+        root = ref._root
+        raise SqlError(f"{what} {name if isinstance(name, str) else name.sql()}: it names "
+                       f"{ref.name.removeprefix(root.name + '.')} of Iceberg table "
+                       f"{root.name}, not a table; use ALTER TABLE {root.name} DROP BRANCH|TAG "
+                       "for a ref", table=root.name, rule="unsupported-sql")
