@@ -80,10 +80,19 @@ def test_java_reads_our_refs(tmp_path: Path, spark: Any, java: JavaIceberg) -> N
         columns, _, rows = canonical_frame(t.read(ref=ref))
         assert columns == out["columns"], ref
         assert sorted(rows) == sorted(out["rows"]), ref
+        # SparkCatalog's selectors: t.branch_<b>, t.tag_<name> (a branch's name too)
+        selector = f"branch_{ref}" if ours[ref].kind == "branch" else f"tag_{ref}"
+        for query in (f"SELECT * FROM t.{selector}", f"SELECT * FROM t.tag_{ref}",
+                      f"SELECT * FROM t VERSION AS OF '{ref}'"):
+            columns, _, rows = canonical_frame(wh.sql(query))
+            assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"])), query
     assert ours["v1"].schema_id == 0 and ours["dev"].schema_id == t.metadata.current_schema_id
     for snap in t.snapshots:
         out = java.read(where, snapshot_id=snap.snapshot_id)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap.snapshot_id))
+        assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"]))
+        columns, _, rows = canonical_frame(wh.sql(
+            f"SELECT * FROM t.snapshot_id_{snap.snapshot_id}"))
         assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"]))
     assert {s["id"]: s["parent"] for s in java.snapshots(where)} == {
         s.snapshot_id: s.parent_id for s in t.snapshots}
