@@ -55,10 +55,13 @@ _ALL = (
     Rule("valid-ref-name", "A branch or tag name that is empty, too long, or has a character "
          "that could name another path ('/', '..', '$', control characters).",
          "Paimon BranchManager / TagManager"),
-    Rule("tag-must-be-new", "CALL sys.create_tag of a tag name the table has.",
-         "Paimon TagManager.createTag"),
-    Rule("branch-must-be-new", "CALL sys.create_branch of a branch name the table has.",
-         "Paimon FileSystemBranchManager.validateBranch"),
+    Rule("tag-must-be-new", "CALL sys.create_tag (Paimon) or ALTER TABLE .. CREATE TAG "
+         "(Iceberg) of a name the table has.",
+         "Paimon TagManager.createTag; Iceberg UpdateSnapshotReferencesOperation"),
+    Rule("branch-must-be-new", "CALL sys.create_branch (Paimon) or ALTER TABLE .. CREATE "
+         "BRANCH (Iceberg) of a name the table has.",
+         "Paimon FileSystemBranchManager.validateBranch; Iceberg "
+         "UpdateSnapshotReferencesOperation"),
     Rule("main-branch-is-fixed", "Creating, deleting or fast-forwarding the branch 'main'.",
          "Paimon BranchManager.validateBranch / fastForwardValidate"),
     Rule("fast-forward-needs-descendant", "CALL sys.fast_forward of a branch without snapshots "
@@ -232,6 +235,18 @@ _ALL = (
     Rule("iceberg-column-default", "A column DEFAULT on an Iceberg table before format v3, "
          "or in CREATE TABLE.", f"{_ICEBERG} v3 (initial-default, write-default)"),
     Rule("duplicate-column", "CREATE TABLE naming a column twice.", "Spark / Iceberg Schema"),
+    Rule("iceberg-ref-kind", "DROP/REPLACE BRANCH of a tag, or DROP/REPLACE TAG of a branch.",
+         "Iceberg UpdateSnapshotReferencesOperation"),
+    Rule("iceberg-ref-snapshot", "A branch or tag AS OF VERSION of a snapshot the table does "
+         "not have, or a tag (or a branch replaced) on a table without snapshots.",
+         "Iceberg TableMetadata.Builder.setRef; CreateOrReplaceTagExec"),
+    Rule("iceberg-ref-retention", "A RETAIN or WITH SNAPSHOT RETENTION value that is not above "
+         "0, or snapshot retention on a tag.", "Iceberg SnapshotRef.Builder"),
+    Rule("iceberg-write-target", "A write to a tag or snapshot selection (t.tag_v1), or to a "
+         "ref that is a tag.", "Iceberg SparkTable (time travel) / SnapshotProducer"),
+    Rule("iceberg-write-order", "WRITE ORDERED BY a column the table does not have, a nested "
+         "column, or a transform its type does not allow.",
+         "Iceberg SortOrder.Builder / SortOrder.checkCompatibility"),
     # --- maintenance (compaction, orphan files) ---------------------------------------------
     Rule("compact-arguments", "A CALL sys.compact argument that is unknown, missing or not "
          "supported.", "Paimon CompactProcedure"),

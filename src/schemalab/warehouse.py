@@ -42,6 +42,8 @@ from schemalab.sql import (
     DescribeTable,
     DropTable,
     IcebergAlter,
+    IcebergRefStatement,
+    IcebergWriteOrder,
     Insert,
     Query,
     RenameTable,
@@ -59,7 +61,11 @@ from schemalab.warehouse_iceberg import (
     create_iceberg,
     describe_rows,
     iceberg_alter,
+    iceberg_ref,
+    iceberg_selection,
+    iceberg_write_order,
     insert_message,
+    refuse_selector,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -192,6 +198,8 @@ class Warehouse:
 
     def _open_any(self, name: str | TableName) -> Table | WritableIcebergTable:
         """A Paimon table, or an Iceberg table (Hadoop-catalog layout) of that name."""
+        if (ref := iceberg_selection(self.path, name, self._spark)) is not None:
+            return ref  # t.branch_dev, t.tag_v1: Iceberg's SparkCatalog selectors
         db, table = self.resolve(name)
         if hadoop.is_table(self.path, db, table):
             return WritableIcebergTable(hadoop.table_dir(self.path, db, table), f"{db}.{table}",
@@ -265,6 +273,7 @@ class Warehouse:
         return Table(path, qualified, warehouse=self)
 
     def drop_table(self, name: str | TableName, *, if_exists: bool = False) -> bool:
+        refuse_selector(self.path, name, "DROP TABLE")  # t.branch_dev is no table
         db, table = self.resolve(name)
         if not self.has_table(name):
             if if_exists:
@@ -288,6 +297,7 @@ class Warehouse:
         return True
 
     def rename_table(self, name: str | TableName, new_name: str | TableName) -> Table:
+        refuse_selector(self.path, name, "ALTER TABLE .. RENAME")
         src = self.table(name)
         db, table = self.resolve(new_name)
         if self.has_table(new_name):
@@ -496,4 +506,8 @@ _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
     DeleteFrom: Warehouse._delete, Query: Warehouse._query, Call: Warehouse._call,
     IcebergAlter: lambda wh, stmt: StatementResult(stmt.text,
                                                    iceberg_alter(wh._open_any(stmt.name), stmt)),
+    IcebergRefStatement: lambda wh, s: StatementResult(
+        s.text, iceberg_ref(wh._open_any(s.name), s)),
+    IcebergWriteOrder: lambda wh, s: StatementResult(
+        s.text, iceberg_write_order(wh._open_any(s.name), s)),
 }

@@ -1,14 +1,35 @@
 """The Iceberg side of :class:`schemalab.Warehouse`'s statements: CREATE TABLE of an Iceberg
-table (Hadoop-catalog layout), Iceberg's ALTER extensions, DESCRIBE and INSERT messages."""
+table (Hadoop-catalog layout), Iceberg's ALTER extensions (partition fields, identifier
+fields, branches and tags, write order), DESCRIBE and INSERT messages, and the ref
+selectors of Iceberg's SparkCatalog (``t.branch_dev``, ``t.tag_v1``)."""
 
 from __future__ import annotations
 
+import os
+import re
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.errors import SqlError, TableExistsError
 from schemalab.iceberg.types import iceberg_type_text
 from schemalab.iceberg.write import WritableIcebergTable, create_iceberg_table, hadoop
-from schemalab.sql import CreateTable, IcebergAlter, Insert
+from schemalab.iceberg.write.refs import (
+    apply_ref,
+    commit_if_changed,
+    dry_empty_branch,
+    empty_append,
+    select,
+)
+from schemalab.iceberg.write.sort_order import set_write_order
+from schemalab.paimon import paths
+from schemalab.sql import (
+    CreateTable,
+    IcebergAlter,
+    IcebergRefStatement,
+    IcebergWriteOrder,
+    Insert,
+    TableName,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -56,3 +77,98 @@ def insert_message(t: WritableIcebergTable, df: DataFrame, stmt: Insert) -> str:
     added = 0 if s is None else int(s.summary.get("added-records", 0))
     at = "" if s is None else f" as snapshot {s.snapshot_id}"
     return f"Inserted {added} rows into {t.name}{at}."
+
+
+# ---- refs and write order (Iceberg's Spark SQL extensions) ---------------------------------
+
+#: the identifiers Iceberg's SparkCatalog reads as a selector of table ``t``: ``t.branch_dev``
+_SELECTOR = re.compile(r"^(branch|tag|snapshot_id)_(.+)$", re.S)
+
+
+def _iceberg_only(t: Any, stmt: Any, what: str) -> WritableIcebergTable:
+    if not isinstance(t, WritableIcebergTable):
+        raise SqlError(f"ALTER TABLE .. {what} is Iceberg's; {t.name} is a Paimon table (its "
+                       "tags and branches: CALL sys.create_tag / sys.create_branch)",
+                       table=t.name, rule="unsupported-sql")
+    return t
+
+
+def iceberg_ref(t: Table | WritableIcebergTable, stmt: IcebergRefStatement) -> str:
+    """``ALTER TABLE t CREATE|REPLACE|DROP BRANCH|TAG ..`` as one commit (none when nothing
+    changes); the statement's message."""
+    what = f"{'DROP' if stmt.action == 'drop' else 'CREATE'} {stmt.kind.upper()}"
+    table = _iceberg_only(t, stmt, what)
+    root = table._root
+
+    def change(d: dict[str, Any], dry: bool) -> dict[str, Any]:
+        apply_ref(d, stmt, root.name, dry_empty_branch if dry else empty_append(root.path))
+        return d
+
+    changed = commit_if_changed(root.commit_target, root.name, change)
+    table.refresh()
+    if not changed:
+        return f"{root.name}: {stmt.kind} {stmt.ref} unchanged (no commit)."
+    if stmt.action == "drop":
+        return f"Dropped {stmt.kind} {stmt.ref} of {root.name} (metadata v{table._version()})."
+    ref = table._root.metadata.refs.get(stmt.ref, {})
+    return (f"{'Replaced' if stmt.replace else 'Created'} {stmt.kind} {stmt.ref} of "
+            f"{root.name} at snapshot {ref.get('snapshot-id')} "
+            f"(metadata v{table._version()}).")
+
+
+def iceberg_write_order(t: Table | WritableIcebergTable, stmt: IcebergWriteOrder) -> str:
+    """``ALTER TABLE t WRITE ..``: the table's sort order and distribution mode."""
+    table = _iceberg_only(t, stmt, "WRITE ORDERED BY")
+    root = table._root
+
+    def change(d: dict[str, Any], dry: bool) -> dict[str, Any]:
+        set_write_order(d, stmt.order, stmt.distribution_mode, root.name)
+        return d
+
+    changed = commit_if_changed(root.commit_target, root.name, change)
+    table.refresh()
+    m = table.metadata
+    return (f"{root.name}: sort order {m.default_sort_order_id}, distribution mode "
+            f"{m.properties.get('write.distribution-mode', 'default')}"
+            + (f" (metadata v{table._version()})." if changed else " (unchanged, no commit)."))
+
+
+def iceberg_selection(warehouse: str, name: str | TableName,
+                      spark: SparkSession | None) -> WritableIcebergTable | None:
+    """``t.branch_dev``, ``db.t.branch_dev``, ``t.tag_v1``, ``t.snapshot_id_N`` naming an
+    Iceberg table of the warehouse, as Iceberg's SparkCatalog loads them: when no table
+    has that very name, the part before the selector names the table (unqualified: in
+    ``default``). None when the name is no such selector."""
+    if isinstance(name, str):
+        if "." not in name:
+            return None
+        db, _, rest = name.rpartition(".") if name.count(".") == 1 else name.partition(".")
+        name = TableName(db or None, rest)
+    base, dot, last = name.table.rpartition(".")
+    m = _SELECTOR.match(last)
+    if m is None or (not dot and name.database is None):
+        return None
+    db, table = (name.database or paths.DEFAULT_DATABASE, base) if dot else \
+        (paths.DEFAULT_DATABASE, name.database or "")
+    if not dot and (hadoop.is_table(warehouse, name.database or "", last) or fileio.is_dir(
+            os.path.join(paths.table_dir(warehouse, name.database or "", last), "schema"))):
+        return None  # a table of that very name
+    paths.check_name(db, "database")
+    paths.check_name(table, "table")
+    if not hadoop.is_table(warehouse, db, table):
+        return None
+    root = WritableIcebergTable(hadoop.table_dir(warehouse, db, table), f"{db}.{table}",
+                                spark=spark)
+    return select(root, m.group(1), m.group(2))
+
+
+def refuse_selector(warehouse: str, name: str | TableName, what: str) -> None:
+    """DROP TABLE / RENAME of ``t.branch_dev`` (a ref of table ``t``, not a table): refused,
+    naming the statement that does it to the ref."""
+    ref = iceberg_selection(warehouse, name, None)
+    if ref is not None:
+        root = ref._root
+        raise SqlError(f"{what} {name if isinstance(name, str) else name.sql()}: it names "
+                       f"{ref.name.removeprefix(root.name + '.')} of Iceberg table "
+                       f"{root.name}, not a table; use ALTER TABLE {root.name} DROP BRANCH|TAG "
+                       "for a ref", table=root.name, rule="unsupported-sql")

@@ -82,6 +82,13 @@ class JavaIceberg(JavaPaimon):
                         partitioning=list(partitioning), properties=properties or {},
                         statements=list(statements))
 
+    def ref_statements(self, warehouse: Any, table: str,
+                       statements: list[dict[str, Any]]) -> dict[str, Any]:
+        """Iceberg's Spark extension statements for refs and write order, run by their
+        Execs' steps on Java's API (worker op ``ref_statements``)."""
+        return self.run("ref_statements", warehouse=str(warehouse), table=table,
+                        statements=statements)
+
     def commit_properties(self, warehouse: Any, table: str, prefix: str,
                           count: int) -> list[str]:
         return self.run("commit_properties", warehouse=str(warehouse), table=table,

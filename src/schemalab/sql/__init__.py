@@ -23,6 +23,8 @@ from schemalab.sql.statements import (
     DescribeTable,
     DropTable,
     IcebergAlter,
+    IcebergRefStatement,
+    IcebergWriteOrder,
     Insert,
     Query,
     RenameTable,
@@ -33,7 +35,7 @@ from schemalab.sql.statements import (
 
 __all__ = [
     "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "IcebergAlter",
-    "Insert",
+    "IcebergRefStatement", "IcebergWriteOrder", "Insert",
     "Query", "RenameTable", "ShowTables", "Statement", "TableName", "parse_statement",
     "parse_statements", "rewrite_tables", "split_statements",
 ]

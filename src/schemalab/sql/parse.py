@@ -29,6 +29,7 @@ from schemalab.sql.ddl import (
 )
 from schemalab.sql.dialect import QUERY_STARTS, Call
 from schemalab.sql.iceberg_alter import parse_iceberg_alter
+from schemalab.sql.iceberg_refs import parse_iceberg_refs
 from schemalab.sql.queries import query_sql, read_query, referenced_tables, table_name
 from schemalab.sql.reader import SUPPORTED, Parsed, internal_error, read, snippet, tokenize
 from schemalab.sql.split import split_statements
@@ -107,8 +108,9 @@ def _statement(text: str) -> Statement:
         return Query(query_sql(parsed.tree, parsed.text), referenced_tables(parsed.tree),
                      parsed.statement_text)
     word = first.text.upper() if is_word(first) else ""
-    iceberg = parse_iceberg_alter(text) if word == "ALTER" else None
-    if iceberg is not None:  # Iceberg's SQL extensions (partition fields, identifier fields)
+    iceberg = (parse_iceberg_alter(text) or parse_iceberg_refs(text)) if word == "ALTER" \
+        else None
+    if iceberg is not None:  # Iceberg's SQL extensions (partitions, identifier fields, refs)
         return iceberg
     builder, tree_type, what = _BUILDERS.get(word, (None, exp.Expr, ""))
     kind = _unsupported_kind(word, tokens)

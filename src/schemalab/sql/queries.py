@@ -65,7 +65,14 @@ def query_sql(tree: exp.Expr, source: str) -> str:
     return written
 
 
+#: Iceberg's ref selectors as the last part of a name (``db.t.branch_dev``)
+_SELECTOR = re.compile(r"^(?:branch|tag|snapshot_id)_.+", re.S)
+
+
 def table_name(table: exp.Table) -> TableName:
+    if table.args.get("catalog") and _SELECTOR.match(table.name):
+        # db.t.branch_dev: branch dev of Iceberg table db.t (the warehouse resolves it)
+        return TableName(table.catalog, f"{table.db}.{table.name}")
     if table.args.get("catalog"):
         raise SqlError(f"Unsupported table name {table.sql(dialect='spark')}: name a table as "
                        "table or database.table (catalogs are not supported)",

@@ -178,5 +178,39 @@ class IcebergAlter:
         return not self.fields and self.action in ("ADD", "DROP", "REPLACE")
 
 
+@dataclass(frozen=True)
+class IcebergRefStatement:
+    """``ALTER TABLE t CREATE|REPLACE|DROP BRANCH|TAG ..``: ``action`` is ``"create"`` (with
+    ``create``/``replace`` as written: CREATE, REPLACE or CREATE OR REPLACE) or ``"drop"``.
+    Retention is in milliseconds, as Iceberg stores it."""
+
+    name: TableName
+    action: str
+    kind: str
+    ref: str
+    create: bool = False
+    replace: bool = False
+    if_not_exists: bool = False
+    if_exists: bool = False
+    snapshot_id: int | None = None
+    max_ref_age_ms: int | None = None
+    min_snapshots_to_keep: int | None = None
+    max_snapshot_age_ms: int | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class IcebergWriteOrder:
+    """``ALTER TABLE t WRITE ..``: the new sort order as (transform, column, direction,
+    null order) in Iceberg's JSON words, and the ``write.distribution-mode`` to set (None:
+    left as it is, for ``LOCALLY ORDERED BY``)."""
+
+    name: TableName
+    order: tuple[tuple[str, str, str, str], ...]
+    distribution_mode: str | None
+    text: str = ""
+
+
 Statement = (CreateTable | AlterTable | RenameTable | DropTable | ShowTables | DescribeTable
-             | Insert | DeleteFrom | Query | Call | IcebergAlter)
+             | Insert | DeleteFrom | Query | Call | IcebergAlter | IcebergRefStatement
+             | IcebergWriteOrder)

@@ -17,7 +17,13 @@ from schemalab.iceberg.write.commit import CommitTarget, commit, target_of
 from schemalab.iceberg.write.datafiles import WrittenDataFile, local_path
 from schemalab.iceberg.write.footer import decimal_bytes
 from schemalab.iceberg.write.schema_json import schema_json
-from schemalab.iceberg.write.tablemeta import add_snapshot, new_snapshot_id, now_ms
+from schemalab.iceberg.write.tablemeta import (
+    add_snapshot,
+    branch_head,
+    new_snapshot_id,
+    now_ms,
+)
+from schemalab.refs import MAIN
 
 
 def partition_bound(value: Any, t: IcebergType) -> bytes:
@@ -86,11 +92,14 @@ def _totals(parent: dict[str, Any] | None, files: Sequence[WrittenDataFile]
 def commit_append(where: str | CommitTarget, table: str, version: int,
                   schema: IcebergSchema, spec: PartitionSpec,
                   spec_fields: Sequence[tuple[int, str, IcebergType]],
-                  files: Sequence[WrittenDataFile]) -> tuple[str, int]:
-    """Commit ``files`` as one append snapshot to ``where`` (a table path, or a
+                  files: Sequence[WrittenDataFile], *, branch: str = MAIN,
+                  sort_order_id: int = 0) -> tuple[str, int]:
+    """Commit ``files`` as one append snapshot on ``branch`` (its head is the parent, only
+    its ref moves) to ``where`` (a table path, or a
     :class:`~schemalab.iceberg.write.commit.CommitTarget`); (new metadata file, snapshot id).
     The manifest is written once; the manifest list is made anew on each commit attempt,
-    from the parent that attempt sees."""
+    from the parent that attempt sees. ``sort_order_id``: the order the files' rows were
+    written in."""
     target = target_of(where, table)
     table_path = target.table_path
     snapshot_id = new_snapshot_id()
@@ -100,7 +109,8 @@ def commit_append(where: str | CommitTarget, table: str, version: int,
         f.path, f.metrics.record_count, f.file_size, f.partition,
         column_sizes=f.metrics.column_sizes, value_counts=f.metrics.value_counts,
         null_counts=f.metrics.null_counts, lower_bounds=f.metrics.lower_bounds,
-        upper_bounds=f.metrics.upper_bounds, split_offsets=f.metrics.split_offsets))
+        upper_bounds=f.metrics.upper_bounds, split_offsets=f.metrics.split_offsets,
+        sort_order_id=sort_order_id))
         for f in files]
     length = avro.write_manifest(os.path.join(mdir, name), version=version, schema=schema,
                                  schema_json=schema_json(schema), spec=spec,
@@ -109,7 +119,7 @@ def commit_append(where: str | CommitTarget, table: str, version: int,
 
     def change(d: dict[str, Any]) -> dict[str, Any]:
         location = str(d["location"]).rstrip("/")
-        cur = d.get("current-snapshot-id")
+        cur = branch_head(d, branch, table)
         parent = next((s for s in d.get("snapshots", []) if s["snapshot-id"] == cur), None)
         seq = int(d.get("last-sequence-number", 0)) + 1 if version >= 2 else 0
         first_row_id = int(d.get("next-row-id", 0)) if version >= 3 else None
@@ -139,7 +149,7 @@ def commit_append(where: str | CommitTarget, table: str, version: int,
             snap["first-row-id"] = first_row_id
             snap["added-rows"] = rows
             d["next-row-id"] = int(d.get("next-row-id", 0)) + rows
-        add_snapshot(d, snap)
+        add_snapshot(d, snap, branch)
         return d
 
     path, _ = commit(target, table, change)

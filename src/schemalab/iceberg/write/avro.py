@@ -165,6 +165,8 @@ class DataFileRecord:
     referenced_data_file: str | None = None
     content_offset: int | None = None
     content_size: int | None = None
+    #: the sort order the rows were written in (data files only; 0: unsorted)
+    sort_order_id: int = 0
 
 
 @dataclass
@@ -191,7 +193,7 @@ def _entry_record(e: EntryRecord, version: int, names: Mapping[int, str]) -> dic
         "null_value_counts": _pairs(f.null_counts), "nan_value_counts": _pairs(f.nan_counts),
         "lower_bounds": _pairs(f.lower_bounds), "upper_bounds": _pairs(f.upper_bounds),
         "key_metadata": None, "split_offsets": list(f.split_offsets or []) or None,
-        "equality_ids": None, "sort_order_id": 0 if f.content == 0 else None,
+        "equality_ids": None, "sort_order_id": f.sort_order_id if f.content == 0 else None,
         "first_row_id": None, "referenced_data_file": f.referenced_data_file,
         "content_offset": f.content_offset, "content_size_in_bytes": f.content_size}
     rec: dict[str, Any] = {"status": e.status, "snapshot_id": e.snapshot_id, "data_file": d}

@@ -79,10 +79,12 @@ class WrittenDataFile:
 def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, location: str,
                      schema: IcebergSchema, write_schema: TableSchema,
                      partitions: Sequence[PartitionColumn], *, table: str,
-                     path_text: Any) -> list[WrittenDataFile]:
+                     path_text: Any, order: Sequence[Column] = ()) -> list[WrittenDataFile]:
     """Write ``df`` as data files of the table at ``table_path`` (``location``: its URI in
     the metadata). ``path_text(pc, value)`` renders a partition value for the file's
-    directory. Returns the files in their final places; no snapshot lists them yet."""
+    directory; ``order`` (the table's sort order) sorts the rows within each file, after
+    the partition values. Returns the files in their final places; no snapshot lists them
+    yet."""
     staging = os.path.join(table_path, "data", f"{STAGING_PREFIX}{uuid.uuid4().hex}")
     out = df
     names = []
@@ -90,6 +92,8 @@ def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, locati
         name = f"{_PART_COL}{i}"
         out = out.withColumn(name, pc.column)
         names.append(name)
+    if order:  # before the stores' casts: the order is the table's values'
+        out = out.sortWithinPartitions(*names, *order)
     out, storage = as_java_stores(out, write_schema)
     try:
         writer = out.write.mode("overwrite").option("compression", "zstd") \

@@ -24,8 +24,11 @@ from schemalab.iceberg.write.partitioning import (
     path_text,
     result_type,
 )
+from schemalab.iceberg.write.refs import select as ref_select
 from schemalab.iceberg.write.schema_json import fresh_fields
-from schemalab.iceberg.write.tablemeta import NO_PARTITION_ID, new_table_metadata
+from schemalab.iceberg.write.sort_order import output_sort
+from schemalab.iceberg.write.tablemeta import NO_PARTITION_ID, branch_head, new_table_metadata
+from schemalab.refs import MAIN
 from schemalab.schema.changes import ColumnSpec, SchemaChange
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -151,9 +154,19 @@ class WritableIcebergTable(IcebergTable):
     def commit_target(self) -> commits.CommitTarget:
         return commits.HadoopTarget(self.path, self.name)
 
+    #: (selector, value), e.g. ("tag", "v1"), of a read-only selection (``t.tag_v1``,
+    #: :func:`schemalab.iceberg.write.refs.select`)
+    selected: tuple[str, str] | None = None
+
     def refresh(self) -> None:
-        """Re-read the current metadata (after a commit, or another writer's)."""
-        IcebergTable.__init__(self, self.path, self.name, spark=self._spark)
+        """Re-read the current metadata (after a commit, or another writer's); a branch or
+        a selection stays what it was."""
+        fresh = WritableIcebergTable(self.path, self._root.name, spark=self._spark)
+        view = ref_select(fresh, "branch", self.branch_name) if self.branch_name else fresh
+        if self.selected:
+            view = ref_select(fresh, *self.selected)
+        self.__dict__.clear()
+        self.__dict__.update(view.__dict__)
 
     # ---- writing ------------------------------------------------------------------------
 
@@ -185,7 +198,14 @@ class WritableIcebergTable(IcebergTable):
             raise SqlError(f"Table {self.name}: INSERT OVERWRITE into Iceberg tables is not "
                            "supported by schemalab yet; DELETE FROM, then INSERT INTO",
                            table=self.name, rule="unsupported-sql")
+        if self.selected:  # SparkTable.newWriteBuilder of a time-travel table
+            raise SqlError(f"Cannot write to table with time travel: {self.name} selects "
+                           f"{'_'.join(self.selected)}; write to the table or a branch "
+                           "(branch_<name>)",
+                           table=self.name, rule="iceberg-write-target")
+        branch = self.branch_name or MAIN
         self.refresh()
+        branch_head({"refs": dict(self._root.metadata.refs)}, branch, self.name)  # no tag
         fileio.check_writable(self.path)
         schema = self.schema
         write_schema = _with_write_defaults(schema)
@@ -204,14 +224,19 @@ class WritableIcebergTable(IcebergTable):
             assert src is not None
             return path_text(pc, value, transform, src.type)
 
+        order = next((o for o in self.metadata.sort_orders
+                      if o.order_id == self.metadata.default_sort_order_id), None)
         files = write_data_files(self.spark, df, self.path, self.location, schema,
-                                 write_schema, pcs, table=self.name, path_text=text)
+                                 write_schema, pcs, table=self.name, path_text=text,
+                                 order=output_sort(schema, order.fields if order else (),
+                                                   _column, self.name))
         if not files:
             return None
         try:
             _, snapshot_id = commit_append(
                 self.commit_target, self.name, self.format_version, schema, spec,
-                [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
+                [(pf.field_id, pf.name, t) for pf, _, t in fields], files, branch=branch,
+                sort_order_id=order.order_id if order else 0)
         except BaseException as e:
             if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:
                 for f in files:  # nothing references them

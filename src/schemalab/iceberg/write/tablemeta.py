@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from schemalab.errors import NotFoundError, SchemaLabError
 from schemalab.iceberg.metadata import IcebergSchema, PartitionField
 from schemalab.iceberg.write.schema_json import schema_json
 
@@ -78,11 +79,30 @@ def add_snapshot(d: dict[str, Any], snapshot: dict[str, Any], branch: str = "mai
     sid = snapshot["snapshot-id"]
     if "sequence-number" in snapshot:
         d["last-sequence-number"] = snapshot["sequence-number"]
-    d.setdefault("refs", {})[branch] = {"snapshot-id": sid, "type": "branch"}
+    refs = d.setdefault("refs", {})  # the branch keeps its retention (builderFrom)
+    refs[branch] = {**refs.get(branch, {}), "snapshot-id": sid, "type": "branch"}
     if branch == "main":
         d["current-snapshot-id"] = sid
         d.setdefault("snapshot-log", []).append({"timestamp-ms": snapshot["timestamp-ms"],
                                                  "snapshot-id": sid})
+
+
+def branch_head(d: dict[str, Any], branch: str, table: str) -> int | None:
+    """The snapshot a commit to ``branch`` builds on (None: main of a table without
+    snapshots). Another branch must exist and be a branch, as Iceberg's SparkTable and
+    ``SnapshotProducer.targetBranch`` require."""
+    ref = d.get("refs", {}).get(branch)
+    if branch == "main" and ref is None:
+        cur = d.get("current-snapshot-id")
+        return cur if isinstance(cur, int) and cur != -1 else None
+    if ref is None:
+        raise NotFoundError(f"Cannot use branch (does not exist): {branch} (table {table})",
+                            table=table, rule="ref-must-exist")
+    if ref.get("type", "branch") != "branch":
+        raise SchemaLabError(f"{branch} is a tag, not a branch. Tags cannot be targets for "
+                             f"producing snapshots (table {table})", table=table,
+                             rule="iceberg-write-target")
+    return int(ref["snapshot-id"])
 
 
 def set_current_schema(d: dict[str, Any], schema: IcebergSchema, last_column_id: int) -> None:
