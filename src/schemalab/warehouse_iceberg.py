@@ -104,7 +104,7 @@ def iceberg_ref(t: Table | WritableIcebergTable, stmt: IcebergRefStatement) -> s
         apply_ref(d, stmt, root.name, dry_empty_branch if dry else empty_append(root.path))
         return d
 
-    changed = commit_if_changed(root.commit_target, root.name, change)
+    changed = commit_if_changed(table.commit_target, root.name, change)
     table.refresh()
     if not changed:
         return f"{root.name}: {stmt.kind} {stmt.ref} unchanged (no commit)."
@@ -125,7 +125,7 @@ def iceberg_write_order(t: Table | WritableIcebergTable, stmt: IcebergWriteOrder
         set_write_order(d, stmt.order, stmt.distribution_mode, root.name)
         return d
 
-    changed = commit_if_changed(root.commit_target, root.name, change)
+    changed = commit_if_changed(table.commit_target, root.name, change)
     table.refresh()
     m = table.metadata
     return (f"{root.name}: sort order {m.default_sort_order_id}, distribution mode "
