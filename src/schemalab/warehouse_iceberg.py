@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 from schemalab.errors import SqlError, TableExistsError
 from schemalab.iceberg.types import iceberg_type_text
 from schemalab.iceberg.write import WritableIcebergTable, create_iceberg_table, hadoop
-from schemalab.sql import CreateTable, IcebergAlter, Insert
+from schemalab.sql import CreateTable, DeleteFrom, IcebergAlter, Insert
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
     from schemalab.table import Table
+    from schemalab.warehouse import Warehouse
 
 
 def create_iceberg(warehouse: str, db: str, table: str, stmt: CreateTable, existed: bool,
@@ -56,3 +57,21 @@ def insert_message(t: WritableIcebergTable, df: DataFrame, stmt: Insert) -> str:
     added = 0 if s is None else int(s.summary.get("added-records", 0))
     at = "" if s is None else f" as snapshot {s.snapshot_id}"
     return f"Inserted {added} rows into {t.name}{at}."
+
+
+def delete_message(wh: Warehouse, t: WritableIcebergTable, stmt: DeleteFrom) -> str:
+    """DELETE FROM an Iceberg table (:mod:`schemalab.iceberg.write.delete`); the condition
+    runs through the warehouse's queries, so its subqueries may read our tables."""
+    from schemalab.iceberg.write.delete import delete_rows
+    from schemalab.sql.queries import view_name
+
+    def select(rows: DataFrame) -> DataFrame:
+        view = view_name("__sl_delete", t.name)
+        rows.createOrReplaceTempView(view)
+        alias = "`" + stmt.name.table.replace("`", "``") + "`"
+        return wh.run_query(f"SELECT * FROM {view} AS {alias} WHERE {stmt.where}",
+                            stmt.where_tables)
+
+    snap, n = delete_rows(t, None if stmt.where is None else select)
+    at = "" if snap is None else f" as snapshot {snap.snapshot_id}"
+    return f"Deleted {n} rows from {t.name}{at}."
