@@ -9,13 +9,23 @@ from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import SchemaLabError, SqlError
-from schemalab.iceberg.metadata import IcebergSchema, IcebergSnapshot, PartitionField
+from schemalab.iceberg.metadata import (
+    IcebergSchema,
+    IcebergSnapshot,
+    PartitionField,
+    PartitionSpec,
+)
 from schemalab.iceberg.table import IcebergTable
 from schemalab.iceberg.types import IcebergType
 from schemalab.iceberg.write import commit as commits
 from schemalab.iceberg.write.alter import apply_alter
 from schemalab.iceberg.write.append import commit_append
-from schemalab.iceberg.write.datafiles import PartitionColumn, local_path, write_data_files
+from schemalab.iceberg.write.datafiles import (
+    PartitionColumn,
+    WrittenDataFile,
+    local_path,
+    write_data_files,
+)
 from schemalab.iceberg.write.evolve_spec import apply_iceberg_alter
 from schemalab.iceberg.write.partitioning import (
     check_transform,
@@ -148,13 +158,33 @@ class WritableIcebergTable(IcebergTable):
     def insert(self, data: Any, *, columns: Sequence[str] | None = None,
                by_position: bool = False, overwrite: bool = False) -> IcebergSnapshot | None:
         """Append rows (a Spark or pandas DataFrame, or Python rows) as one snapshot; None
-        when there are no rows (nothing is committed)."""
+        when there are no rows (nothing is committed). ``overwrite``: INSERT OVERWRITE
+        (:mod:`schemalab.iceberg.write.overwrite`)."""
+        if overwrite:
+            from schemalab.iceberg.write.overwrite import overwrite as run_overwrite
+
+            return run_overwrite(self, data, columns=columns, by_position=by_position)
+        files, spec, fields = self.write_files(data, columns=columns, by_position=by_position)
+        if not files:
+            return None
+        try:
+            _, snapshot_id = commit_append(
+                self.path, self.name, self.format_version, self.schema, spec,
+                [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
+        except BaseException:
+            for f in files:  # nothing references them
+                fileio.delete(local_path(self.path, self.location, f.path))
+            raise
+        self.refresh()
+        return self.snapshot(snapshot_id)
+
+    def write_files(self, data: Any, *, columns: Sequence[str] | None = None,
+                    by_position: bool = False) -> tuple[list[WrittenDataFile], PartitionSpec,
+                                                        list[tuple[PartitionField, str,
+                                                                   IcebergType]]]:
+        """Rows written as data files of the default spec (no snapshot lists them yet)."""
         from schemalab.engine.frames import to_frame
 
-        if overwrite:
-            raise SqlError(f"Table {self.name}: INSERT OVERWRITE into Iceberg tables is not "
-                           "supported by schemalab yet; DELETE FROM, then INSERT INTO",
-                           table=self.name, rule="unsupported-sql")
         self.refresh()
         fileio.check_writable(self.path)
         schema = self.schema
@@ -176,18 +206,7 @@ class WritableIcebergTable(IcebergTable):
 
         files = write_data_files(self.spark, df, self.path, self.location, schema,
                                  write_schema, pcs, table=self.name, path_text=text)
-        if not files:
-            return None
-        try:
-            _, snapshot_id = commit_append(
-                self.path, self.name, self.format_version, schema, spec,
-                [(pf.field_id, pf.name, t) for pf, _, t in fields], files)
-        except BaseException:
-            for f in files:  # nothing references them
-                fileio.delete(local_path(self.path, self.location, f.path))
-            raise
-        self.refresh()
-        return self.snapshot(snapshot_id)
+        return files, spec, fields
 
     def alter(self, *changes: SchemaChange) -> IcebergSchema:
         """Apply one ALTER statement's changes as one commit (Iceberg's rules); the
