@@ -91,7 +91,7 @@ class _Metrics:
              spec_id: int) -> None:
         content = e.content
         dv = (e.file_format or "").lower() == "puffin"
-        self.partitions.add(repr((spec_id, sorted((k, _norm(v))
+        self.partitions.add(repr((spec_id, sorted((k, norm_value(v))
                                                   for k, v in e.partition.items()))))
         self.add("added-files-size" if added else "removed-files-size", size)
         if content == 0:
@@ -106,7 +106,7 @@ class _Metrics:
         self.add(f"added-{what}" if added else f"removed-{what}", e.record_count)
 
 
-def _norm(v: Any) -> Any:
+def norm_value(v: Any) -> Any:
     """A partition value as one form, whether Avro decoded it (dates, datetimes, decimals)
     or a writer computed it (ints, strings)."""
     import datetime as dt
@@ -136,12 +136,13 @@ _TOTALS = (("total-records", "added-records", "deleted-records"),
 
 def _summary(change: Change, m: _Metrics, parent: dict[str, Any] | None,
              manifests: tuple[int, int, int]) -> dict[str, str]:
-    out = {"operation": change.operation, **change.extra_summary}
+    # Java 1.12's order: its set properties (replace-partitions, manifest counts) first
+    created, kept, replaced = manifests
+    out = {"operation": change.operation, **change.extra_summary,
+           "manifests-created": str(created), "manifests-kept": str(kept),
+           "manifests-replaced": str(replaced)}
     out.update({k: str(m.counts[k]) for k in _ORDER if m.counts.get(k)})
     out["changed-partition-count"] = str(len(m.partitions))
-    created, kept, replaced = manifests
-    out.update({"manifests-created": str(created), "manifests-kept": str(kept),
-                "manifests-replaced": str(replaced)})
     prev = (parent or {}).get("summary", {})
     for total, plus, minus in _TOTALS:
         out[total] = str(int(prev.get(total, 0)) + m.counts.get(plus, 0)
