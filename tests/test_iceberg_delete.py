@@ -226,7 +226,7 @@ def test_v1_deletes_whole_files_only(tmp_path: Path, spark: Any) -> None:
     wh.sql(ROWS)
     with pytest.raises(SchemaLabError) as e:
         wh.sql("DELETE FROM t WHERE id = 1")
-    assert e.value.rule == "iceberg-delete-v1" and e.value.table == "default.t"
+    assert e.value.rule == "iceberg-delete-needs-delete-files" and e.value.table == "default.t"
     wh.sql("DELETE FROM t WHERE p = 'y'")
     assert ids(wh) == [1, 2]
     assert_pyiceberg_reads_like_us(wh.table("t"))

@@ -217,7 +217,7 @@ def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[_T
                        "delete files, and the condition deletes only some rows of "
                        f"{sum(not x.whole for x in touched)} data file(s); a v1 table can "
                        "drop whole files only (upgrade it: ALTER TABLE .. SET TBLPROPERTIES "
-                       "('format-version' = '2'))", table=t.name, rule="iceberg-delete-v1")
+                       "('format-version' = '2'))", table=t.name, rule="iceberg-delete-needs-delete-files")
     return Change("delete", added_deletes=_write_deletes(t, touched, written),
                   removed={file_key(d.entry) for x in touched for d in x.replaced},
                   validate=validate)
