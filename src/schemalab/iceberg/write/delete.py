@@ -46,7 +46,13 @@ from schemalab.iceberg.write.deletefiles import (
     write_deletion_vectors,
     write_position_delete_file,
 )
-from schemalab.iceberg.write.produce import Change, NewDeleteFile, commit_to, file_key
+from schemalab.iceberg.write.produce import (
+    Change,
+    NewDeleteFile,
+    commit_to,
+    file_key,
+    partition_key,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -78,7 +84,9 @@ class _Touched:
     #: the file-scoped delete files it replaces
     replaced: tuple[IcebergDataFile, ...]
     #: no row of the file is left after it
-    whole: bool
+    emptied: bool
+    #: rows of it were deleted before
+    had_deletes: bool
 
 
 def _scan_frames(t: WritableIcebergTable) -> tuple[list[DataFrame],
@@ -102,15 +110,21 @@ def _scan_frames(t: WritableIcebergTable) -> tuple[list[DataFrame],
     return frames, where
 
 
-def matched_positions(t: WritableIcebergTable, select: Select
-                      ) -> dict[str, npt.NDArray[np.int64]]:
+def scanned_rows(t: WritableIcebergTable) -> tuple[DataFrame | None,
+                                                  dict[tuple[int, str], str]]:
+    """The current read with each row's scan, file name and position (None: no file)."""
+    frames, uri_of = _scan_frames(t)
+    if not frames:
+        return None, uri_of
+    return functools.reduce(lambda a, b: a.union(b), frames), uri_of
+
+
+def matched_positions(t: WritableIcebergTable, rows: DataFrame, uri_of: dict[tuple[int, str],
+                                                                           str],
+                      select: Select) -> dict[str, npt.NDArray[np.int64]]:
     """Data file URI → the sorted positions of its rows ``select`` keeps."""
     import numpy as np
 
-    frames, uri_of = _scan_frames(t)
-    if not frames:
-        return {}
-    rows = functools.reduce(lambda a, b: a.union(b), frames)
     try:
         picked = select(rows).select(_SCAN, ROW_FILE_COL, ROW_INDEX_COL).toArrow()
     except SqlError:
@@ -124,6 +138,60 @@ def matched_positions(t: WritableIcebergTable, select: Select
     for i, (s, n) in enumerate(zip(scans.tolist(), names, strict=True)):
         by_file.setdefault(uri_of[(int(s), str(n))], []).append(i)
     return {uri: np.unique(pos[np.asarray(idx)]) for uri, idx in by_file.items()}
+
+
+def partition_specs(t: WritableIcebergTable, rows: DataFrame, select: Select) -> set[int]:
+    """The specs on whose identity partition columns alone the condition can be evaluated
+    (Spark's ``ExpressionUtil.selectsPartitions``, per spec): there it selects whole
+    partitions, and Java's row filter drops their delete files too."""
+    out = set()
+    for spec in t.metadata.specs:
+        names = [t.schema.full_name(pf.source_ids[0]) for pf in spec.fields
+                 if pf.transform == "identity" and t.schema.find(pf.source_ids[0])
+                 in t.schema.fields]
+        if not names:
+            continue
+        try:
+            select(rows.select(*[f"`{n}`" for n in names if n])).schema  # noqa: B018
+        except Exception:  # noqa: BLE001 - it names another column: not a partition filter
+            continue
+        out.add(spec.spec_id)
+    return out
+
+
+def emptied_in_partitions(t: WritableIcebergTable, snap: IcebergSnapshot, rows: DataFrame,
+                          select: Select, specs: set[int], matched: set[str]) -> list[str]:
+    """Data files of the ``specs`` whose rows were all deleted before and whose partition
+    the condition selects: Java's row filter drops them too (they hold no row to scan)."""
+    import numpy as np
+
+    data, deletes = t.live_files(snap.snapshot_id)
+    index = DeleteIndex.of(t, deletes)
+    out: list[str] = []
+    for spec in t.metadata.specs:
+        if spec.spec_id not in specs:
+            continue
+        fields = [(pf.field_id, t.schema.full_name(pf.source_ids[0])) for pf in spec.fields
+                  if pf.transform == "identity" and t.schema.find(pf.source_ids[0])
+                  in t.schema.fields]
+        empty = []
+        for d in data:
+            if d.entry.spec_id != spec.spec_id or d.uri in matched:
+                continue
+            loads = [p.load() for p in index.position_deletes(d)]
+            if loads and len(functools.reduce(np.union1d, loads)) >= d.entry.record_count:
+                empty.append(d)
+        if not empty:
+            continue
+        from pyspark.sql import types as st
+
+        schema = st.StructType([st.StructField(_SCAN, st.LongType()), *rows.select(
+            *[f"`{n}`" for _, n in fields]).schema.fields])
+        values = [(i, *(d.entry.partition.get(fid) for fid, _ in fields))
+                  for i, d in enumerate(empty)]
+        picked = select(t.spark.createDataFrame(values, schema)).select(_SCAN).collect()
+        out.extend(empty[int(r[0])].uri for r in picked)
+    return out
 
 
 def _column_error(t: WritableIcebergTable, e: Exception) -> SqlError | None:
@@ -159,8 +227,9 @@ def _touched(t: WritableIcebergTable, snap: IcebergSnapshot,
         gone = functools.reduce(np.union1d, [p for _, p in loaded], np.zeros(0, np.int64))
         new = np.setdiff1d(new, gone).astype(np.int64)  # (no WHERE: every position)
         merged = functools.reduce(np.union1d, [p for own, p in loaded if own], new)
-        whole = len(np.union1d(gone, new)) >= df.entry.record_count
-        out.append(_Touched(df, new, merged.astype(np.int64), tuple(scoped), whole))
+        emptied = len(np.union1d(gone, new)) >= df.entry.record_count
+        out.append(_Touched(df, new, merged.astype(np.int64), tuple(scoped), emptied,
+                            len(gone) > 0))
     return out
 
 
@@ -204,20 +273,40 @@ def _write_deletes(t: WritableIcebergTable, touched: Sequence[_Touched],
     return out
 
 
+def _whole(x: _Touched, partition_only: set[int] | None) -> bool:
+    """Whether Spark would drop the file (``SparkTable.canDeleteWhere``): without WHERE
+    always; a condition on identity partition columns when it empties the file; any other
+    condition when it matches every row of a file no delete touched before (what strict
+    metrics can prove at best)."""
+    if partition_only is None:
+        return True
+    if x.file.entry.spec_id in partition_only:
+        return x.emptied
+    return x.emptied and not x.had_deletes
+
+
 def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[_Touched],
-            written: list[str]) -> Change:
+            written: list[str], partition_only: set[int] | None) -> Change:
     _, deletes = t.live_files(snap.snapshot_id)
     seen = {file_key(d.entry) for d in deletes}
     validate = _validator(touched, seen)
-    if all(x.whole for x in touched):
+    if all(_whole(x, partition_only) for x in touched):
+        parts = None if partition_only is None else \
+            {partition_key(x.file.entry) for x in touched
+             if x.file.entry.spec_id in partition_only}
+
+        def drop(e: IcebergManifestEntry, gone: list[IcebergManifestEntry]) -> bool:
+            return parts is None or partition_key(e) in parts  # Java's row filter on them
+
         return Change("delete", removed={file_key(x.file.entry) for x in touched},
-                      validate=validate)
+                      drop_deletes=drop, validate=validate)
     if t.format_version < 2:
         raise SqlError(f"DELETE FROM {t.name}: the table is Iceberg format v1, which has no "
                        "delete files, and the condition deletes only some rows of "
-                       f"{sum(not x.whole for x in touched)} data file(s); a v1 table can "
+                       f"{sum(not x.emptied for x in touched)} data file(s); a v1 table can "
                        "drop whole files only (upgrade it: ALTER TABLE .. SET TBLPROPERTIES "
-                       "('format-version' = '2'))", table=t.name, rule="iceberg-delete-needs-delete-files")
+                       "('format-version' = '2'))", table=t.name,
+                       rule="iceberg-delete-needs-delete-files")
     return Change("delete", added_deletes=_write_deletes(t, touched, written),
                   removed={file_key(d.entry) for x in touched for d in x.replaced},
                   validate=validate)
@@ -235,18 +324,27 @@ def delete_rows(t: WritableIcebergTable, select: Select | None
         snap = t.current_snapshot
         if snap is None:
             return None, 0
+        partition_only: set[int] | None = None
         if select is None:
             matched = {d.uri: np.arange(d.entry.record_count, dtype=np.int64)
                        for d in t.data_files()}
         else:
-            matched = matched_positions(t, select)
-        touched = [x for x in _touched(t, snap, matched) if len(x.new)]
+            rows, uri_of = scanned_rows(t)
+            matched = {} if rows is None else matched_positions(t, rows, uri_of, select)
+            partition_only = set() if rows is None else partition_specs(t, rows, select)
+            if partition_only:
+                assert rows is not None
+                for uri in emptied_in_partitions(t, snap, rows, select, partition_only,
+                                                 set(matched)):
+                    matched[uri] = np.zeros(0, np.int64)
+        # files this DELETE empties, and files already empty its row filter drops
+        touched = [x for x in _touched(t, snap, matched) if len(x.new) or x.emptied]
         if not touched:
             return None, 0
         count = sum(len(x.new) for x in touched)
         written: list[str] = []
         try:
-            change = _change(t, snap, touched, written)
+            change = _change(t, snap, touched, written, partition_only)
             sid = commit_to(t, change)
         except _Stale:
             _remove(written)

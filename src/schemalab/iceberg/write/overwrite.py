@@ -9,7 +9,8 @@ writes it, by Spark's ``spark.sql.sources.partitionOverwriteMode``:
   no rows: nothing is committed, as Spark skips an empty dynamic overwrite. An
   unpartitioned table is replaced whole.
 
-Deletion vectors of the replaced files go with them, and delete files older than every live
+The delete files of the replaced partitions (static: all) go with them, as Java's
+``dropPartition`` / ``deleteByRowFilter`` drop them, and delete files older than every live
 data file are dropped (see :mod:`schemalab.iceberg.write.produce`).
 """
 
@@ -52,16 +53,16 @@ def overwrite(t: WritableIcebergTable, data: Any, *, columns: Sequence[str] | No
     if dynamic and spec.fields:
         parts = {_key(f.partition) for f in files}
 
-        def replaced(e: IcebergManifestEntry) -> bool:
+        def replaced(e: IcebergManifestEntry, *_: Any) -> bool:
             return e.spec_id == spec.spec_id and _key(e.partition) in parts
     else:
-        def replaced(e: IcebergManifestEntry) -> bool:
+        def replaced(e: IcebergManifestEntry, *_: Any) -> bool:
             return True
     if not files and not t.data_files():
         return None
     operation = "overwrite" if files or dynamic else "delete"
     change = Change(operation, added_data=files, data_spec_id=spec.spec_id,
-                    remove_where=replaced, extra_summary=extra)
+                    remove_where=replaced, drop_deletes=replaced, extra_summary=extra)
     try:
         snapshot_id = commit_to(t, change)
     except BaseException:

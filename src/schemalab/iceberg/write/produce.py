@@ -71,6 +71,10 @@ class Change:
     removed: set[tuple[str, int | None]] = field(default_factory=set)
     #: data files to remove picked from the parent each attempt sees (INSERT OVERWRITE)
     remove_where: Callable[[IcebergManifestEntry], bool] | None = None
+    #: delete files to remove with them (Java's ``dropPartition`` / ``deleteByRowFilter``
+    #: drop the deletes of what they drop), given the data files removed
+    drop_deletes: Callable[[IcebergManifestEntry, list[IcebergManifestEntry]], bool] | None \
+        = None
     extra_summary: dict[str, str] = field(default_factory=dict)
     #: called with the parent's live entries before the attempt; raises to refuse it
     validate: Callable[[list[tuple[IcebergManifestFile, IcebergManifestEntry]]], None] | None \
@@ -104,6 +108,11 @@ class _Metrics:
         self.add("added-delete-files" if added else "removed-delete-files", 1)
         what = "position-deletes" if content == 1 else "equality-deletes"
         self.add(f"added-{what}" if added else f"removed-{what}", e.record_count)
+
+
+def partition_key(e: IcebergManifestEntry) -> tuple[int, tuple[tuple[int, Any], ...]]:
+    """A file's (spec id, partition values), as one form for every writer."""
+    return e.spec_id, tuple(sorted((k, norm_value(v)) for k, v in e.partition.items()))
 
 
 def norm_value(v: Any) -> Any:
@@ -275,7 +284,8 @@ def _removals(change: Change, parent_manifests: list[tuple[IcebergManifestFile,
     data = [e for _, es in parent_manifests for e in es if e.live and e.content == 0]
     if change.remove_where is not None:
         removed |= {file_key(e) for e in data if change.remove_where(e)}
-    gone_data = {e.file_path for e in data if file_key(e) in removed}
+    gone = [e for e in data if file_key(e) in removed]
+    gone_data = {e.file_path for e in gone}
     floor = min([e.sequence_number or 0 for e in data if file_key(e) not in removed],
                 default=last_seq)
     floor = min(floor, last_seq)
@@ -284,7 +294,8 @@ def _removals(change: Change, parent_manifests: list[tuple[IcebergManifestFile,
             if not e.live or e.content == 0:
                 continue
             if (e.file_format == "puffin" and e.referenced_data_file in gone_data) or \
-                    (e.sequence_number or 0) < floor:
+                    0 < (e.sequence_number or 0) < floor or \
+                    (change.drop_deletes is not None and change.drop_deletes(e, gone)):
                 removed.add(file_key(e))
     return removed
 
