@@ -57,11 +57,13 @@ def test_pyiceberg_reads_every_snapshot(version: int, tmp_path: Path, spark: Any
     wh.sql("INSERT INTO t VALUES (5, 'e', 'x', 50), (6, 'f', 'z', 60)")
     wh.sql("DELETE FROM t WHERE nm = 'a'")
     wh.sql("DELETE FROM t WHERE q = 60 OR id = 3")
-    wh.sql("DELETE FROM t WHERE id = 2")  # x's first file: now wholly deleted, dropped
+    wh.sql("DELETE FROM t WHERE id = 2")  # x's first file: emptied, its deletes merged
+    wh.sql("DELETE FROM t WHERE p = 'z'")  # a partition filter: the files dropped
     assert ids(wh) == [4, 5]
     t = wh.table("t")
-    assert [s.summary["operation"] for s in t.snapshots[2:]] == ["delete"] * 3
+    assert [s.summary["operation"] for s in t.snapshots[2:]] == ["delete"] * 4
     assert "deleted-data-files" in t.snapshots[-1].summary
+    assert "deleted-data-files" not in t.snapshots[-2].summary
     assert_pyiceberg_reads_like_us(t)
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "static")
     try:
@@ -109,20 +111,24 @@ def test_v2_position_delete_files(tmp_path: Path, spark: Any) -> None:
     (mf,) = [m for m in manifest_list(t) if m.content == 1]
     assert (mf.sequence_number, mf.min_sequence_number, mf.added_files) == (2, 2, 1)
     wh.sql("DELETE FROM t WHERE id = 3")
-    wh.sql("DELETE FROM t WHERE id = 4 OR name = 'zz'")  # y wholly deleted: dropped
+    wh.sql("DELETE FROM t WHERE id = 4 OR name = 'zz'")  # y emptied: its deletes merged
     s = wh.table("t").snapshots[-1].summary
-    assert (s["operation"], s["deleted-data-files"]) == ("delete", "1")
-    assert "removed-delete-files" not in s  # v2: y's delete file stays (Java keeps it)
+    assert (s["operation"], s["removed-position-delete-files"]) == ("delete", "1")
+    wh.sql("DELETE FROM t WHERE p = 'y'")  # a partition filter: y's files and deletes go
+    s = wh.table("t").snapshots[-1].summary
+    assert (s["deleted-data-files"], s["removed-delete-files"]) == ("1", "1")
     wh.sql("INSERT INTO t SELECT /*+ REPARTITION(1) */ * FROM VALUES (5, 'e', 'x'), "
            "(6, 'f', 'x')")
     wh.sql("DELETE FROM t WHERE id = 5")
     s = wh.table("t").snapshots[-1].summary
     assert s["added-position-delete-files"] == "1" and "removed-delete-files" not in s
     assert ids(wh) == [2, 6]
-    wh.sql("DELETE FROM t WHERE id = 2")  # x's first file: whole, its delete file stays
+    wh.sql("INSERT INTO t VALUES (7, 'g', 'w')")
+    wh.sql("DELETE FROM t WHERE id = 7")  # a whole file no delete touched: dropped
     s = wh.table("t").snapshots[-1].summary
-    assert s["operation"] == "delete" and s["deleted-data-files"] == "1"
-    assert ids(wh) == [6]
+    assert (s["operation"], s["deleted-data-files"]) == ("delete", "1")
+    assert "added-delete-files" not in s
+    assert ids(wh) == [2, 6]
     assert_pyiceberg_reads_like_us(wh.table("t"))
 
 
@@ -186,7 +192,7 @@ def test_v3_deletion_vectors(tmp_path: Path, spark: Any) -> None:
     assert old[0].sequence_number == x_dv.entry.sequence_number  # kept when DELETED
     _, deletes = live(t)
     assert sorted(d.entry.record_count for d in deletes) == [1, 2]
-    wh.sql("DELETE FROM t WHERE name = 'd'")  # y: whole file, its vector goes with it
+    wh.sql("DELETE FROM t WHERE p = 'y'")  # y: the file dropped, its vector with it
     s = wh.table("t").snapshots[-1].summary
     assert (s["operation"], s["deleted-data-files"], s["removed-dvs"]) == ("delete", "1", "1")
     assert ids(wh) == [5]
