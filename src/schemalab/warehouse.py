@@ -395,7 +395,7 @@ class Warehouse:
 
     def _delete(self, stmt: DeleteFrom) -> StatementResult:
         if isinstance(ice := self._open_any(stmt.name), WritableIcebergTable):
-            return StatementResult(stmt.text, delete_message(self, ice, stmt))
+            return StatementResult(stmt.text, delete_message(self.run_query, ice, stmt))
         t = self._open(stmt.name)
         if stmt.where is not None and t.schema.primary_keys:
             # through run_query, so the condition's subqueries see our tables too

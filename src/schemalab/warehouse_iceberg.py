@@ -3,6 +3,7 @@ table (Hadoop-catalog layout), Iceberg's ALTER extensions, DESCRIBE and INSERT m
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemalab.errors import SqlError, TableExistsError
@@ -13,8 +14,8 @@ from schemalab.sql import CreateTable, DeleteFrom, IcebergAlter, Insert
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from schemalab.sql import TableName
     from schemalab.table import Table
-    from schemalab.warehouse import Warehouse
 
 
 def create_iceberg(warehouse: str, db: str, table: str, stmt: CreateTable, existed: bool,
@@ -59,9 +60,10 @@ def insert_message(t: WritableIcebergTable, df: DataFrame, stmt: Insert) -> str:
     return f"Inserted {added} rows into {t.name}{at}."
 
 
-def delete_message(wh: Warehouse, t: WritableIcebergTable, stmt: DeleteFrom) -> str:
+def delete_message(run_query: Callable[[str, Sequence[TableName]], DataFrame],
+                   t: WritableIcebergTable, stmt: DeleteFrom) -> str:
     """DELETE FROM an Iceberg table (:mod:`schemalab.iceberg.write.delete`); the condition
-    runs through the warehouse's queries, so its subqueries may read our tables."""
+    runs through the warehouse's ``run_query``, so its subqueries may read our tables."""
     from schemalab.iceberg.write.delete import delete_rows
     from schemalab.sql.queries import view_name
 
@@ -69,8 +71,8 @@ def delete_message(wh: Warehouse, t: WritableIcebergTable, stmt: DeleteFrom) -> 
         view = view_name("__sl_delete", t.name)
         rows.createOrReplaceTempView(view)
         alias = "`" + stmt.name.table.replace("`", "``") + "`"
-        return wh.run_query(f"SELECT * FROM {view} AS {alias} WHERE {stmt.where}",
-                            stmt.where_tables)
+        return run_query(f"SELECT * FROM {view} AS {alias} WHERE {stmt.where}",
+                         stmt.where_tables)
 
     snap, n = delete_rows(t, None if stmt.where is None else select)
     at = "" if snap is None else f" as snapshot {snap.snapshot_id}"

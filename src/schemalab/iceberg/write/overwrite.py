@@ -26,7 +26,9 @@ from schemalab.iceberg.write.produce import Change, commit_to, norm_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.iceberg.metadata import IcebergSnapshot
-    from schemalab.iceberg.write.table import WritableIcebergTable
+
+#: a :class:`~schemalab.iceberg.write.WritableIcebergTable` (not imported: it calls us)
+WritableIcebergTable = Any
 
 MODE = "spark.sql.sources.partitionOverwriteMode"
 

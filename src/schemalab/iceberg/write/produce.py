@@ -34,7 +34,7 @@ from schemalab.iceberg.manifests import (
 from schemalab.iceberg.metadata import IcebergSchema, PartitionSpec
 from schemalab.iceberg.types import IcebergType
 from schemalab.iceberg.write import avro
-from schemalab.iceberg.write.append import _existing, _summaries, partition_bound
+from schemalab.iceberg.write.append import partition_bound
 from schemalab.iceberg.write.commit import commit
 from schemalab.iceberg.write.datafiles import WrittenDataFile, local_path
 from schemalab.iceberg.write.schema_json import schema_json
@@ -253,6 +253,18 @@ def _rewrite(ctx: _Context, mf: IcebergManifestFile, entries: Sequence[IcebergMa
                                counts[0], counts[1], 0, counts[2], counts[3], parts)
 
 
+def kept_record(mf: IcebergManifestFile) -> avro.ManifestRecord:
+    """A manifest of the parent listed again as it is."""
+    parts = None if mf.partitions is None else [
+        {"contains_null": p.contains_null, "contains_nan": p.contains_nan,
+         "lower_bound": p.lower_bound, "upper_bound": p.upper_bound} for p in mf.partitions]
+    return avro.ManifestRecord(
+        mf.path, mf.length, mf.spec_id, mf.content, mf.sequence_number, mf.min_sequence_number,
+        mf.added_snapshot_id or 0, mf.added_files or 0, mf.existing_files or 0,
+        mf.deleted_files or 0, mf.added_rows or 0, mf.existing_rows or 0, mf.deleted_rows or 0,
+        parts, mf.first_row_id)
+
+
 def _entry_summaries(files: Sequence[avro.DataFileRecord],
                      fields: Sequence[tuple[int, str, IcebergType]]) -> list[dict[str, Any]]:
     out = []
@@ -318,7 +330,7 @@ def _added_manifests(ctx: _Context, change: Change, m: _Metrics
         fields = ctx.spec_fields[change.data_spec_id]
         out.append(avro.ManifestRecord(path, length, change.data_spec_id, 0, ctx.seq, ctx.seq,
                                        ctx.snapshot_id, len(files), 0, 0, rows, 0, 0,
-                                       _summaries(files, fields)))
+                                       _entry_summaries([e.file for e in entries], fields)))
     by_spec: dict[int, list[NewDeleteFile]] = {}
     for d in change.added_deletes:
         by_spec.setdefault(d.spec_id, []).append(d)
@@ -371,7 +383,7 @@ def commit_change(table_path: str, table: str, schema: IcebergSchema,
                 replaced += 1
                 rewritten.append(_rewrite(ctx, mf, es, gone, m))
             elif any(e.live for e in es):
-                kept.append(_existing(mf))
+                kept.append(kept_record(mf))
         listed = [*data_new, *[x for x in (*rewritten, *kept) if x.content == 0],
                   *delete_new, *[x for x in (*rewritten, *kept) if x.content != 0]]
         written[:] = ctx.written
