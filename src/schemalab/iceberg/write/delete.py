@@ -6,10 +6,14 @@ writes it with ``write.delete.mode = merge-on-read``:
    ``_metadata.file_name`` / ``_metadata.row_index``, one scan per set of files whose names
    are unique) and filtered by ``cond`` on Spark; only (file, position) pairs reach the
    driver.
-2. **Whole files.** When every data file the condition touches loses all its rows (always,
-   without WHERE), the files are dropped instead, as Spark's metadata-only delete
-   (``SparkTable.deleteWhere``: Java's ``DeleteFiles``, operation ``delete``): their
-   manifests are written again with the files DELETED, and their deletion vectors go too.
+2. **Whole files.** Where Spark's ``SparkTable.canDeleteWhere`` finds a metadata-only
+   delete (Java's ``DeleteFiles``, operation ``delete``), the files are dropped instead: no
+   WHERE (every file, and every delete file, as ``deleteFromRowFilter(true)``); a condition
+   on identity partition columns alone (the files of the partitions it selects, their delete
+   files too, as the row filter drops them, and files emptied earlier); any other condition
+   when every touched file loses all its rows and had no deletes before (what Java's strict
+   metrics evaluator can prove at best). Their manifests are written again with the files
+   DELETED; their deletion vectors go too.
 3. **Rows.** Otherwise, per touched data file, the new positions merged with its
    file-scoped deletes (its deletion vector, or position delete files naming only it), as
    Spark's ``PreviousDeleteLoader`` does: v2 writes a position delete file per data file,

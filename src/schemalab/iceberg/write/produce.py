@@ -253,6 +253,14 @@ def _rewrite(ctx: _Context, mf: IcebergManifestFile, entries: Sequence[IcebergMa
                                counts[0], counts[1], 0, counts[2], counts[3], parts)
 
 
+def _bound_value(v: Any) -> Any:
+    """A partition value as :func:`partition_bound` takes it: Avro decodes dates and
+    timestamps into objects, a writer computes days and microseconds."""
+    import datetime as dt
+
+    return norm_value(v) if isinstance(v, (dt.date, dt.datetime)) else v
+
+
 def kept_record(mf: IcebergManifestFile) -> avro.ManifestRecord:
     """A manifest of the parent listed again as it is."""
     parts = None if mf.partitions is None else [
@@ -269,7 +277,7 @@ def _entry_summaries(files: Sequence[avro.DataFileRecord],
                      fields: Sequence[tuple[int, str, IcebergType]]) -> list[dict[str, Any]]:
     out = []
     for fid, _, t in fields:
-        values = [f.partition.get(fid) for f in files]
+        values = [_bound_value(f.partition.get(fid)) for f in files]
         present = [v for v in values if v is not None]
         out.append({"contains_null": len(present) < len(values),
                     "contains_nan": False if getattr(t, "kind", "") in ("float", "double")
