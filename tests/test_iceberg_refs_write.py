@@ -381,8 +381,16 @@ def test_branch_write_refusals(tmp_path: Path, spark: Any) -> None:
     wh.sql("CREATE TABLE t (id BIGINT)")
     wh.sql("INSERT INTO t VALUES (1)")
     wh.sql("ALTER TABLE t CREATE TAG v1")
+    wh.sql("ALTER TABLE t CREATE BRANCH dev")
     before = _files(tmp_path)
     for text, rule, message in [
+            # schemalab's DELETE and INSERT OVERWRITE commit to main: refused on a branch
+            ("DELETE FROM t.branch_dev WHERE id = 1", "iceberg-write-target",
+             "DELETE on branch dev of default.t"),
+            ("INSERT OVERWRITE t.branch_dev VALUES (2)", "iceberg-write-target",
+             "INSERT OVERWRITE on branch dev of default.t"),
+            ("DELETE FROM t.tag_v1", "iceberg-write-target",
+             "Cannot write to table with time travel"),
             ("INSERT INTO t.tag_v1 VALUES (2)", "iceberg-write-target",
              "Cannot write to table with time travel"),
             ("INSERT INTO t.branch_v1 VALUES (2)", "iceberg-write-target",

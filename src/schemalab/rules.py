@@ -234,6 +234,9 @@ _ALL = (
          "Iceberg SchemaUpdate / TypeUtil.isPromotionAllowed"),
     Rule("iceberg-column-default", "A column DEFAULT on an Iceberg table before format v3, "
          "or in CREATE TABLE.", f"{_ICEBERG} v3 (initial-default, write-default)"),
+    Rule("iceberg-delete-needs-delete-files", "A DELETE that removes only some rows of a "
+         "data file of an Iceberg format v1 table (v1 has no delete files).",
+         "Iceberg spec (format v2 row-level deletes)"),
     Rule("duplicate-column", "CREATE TABLE naming a column twice.", "Spark / Iceberg Schema"),
     Rule("iceberg-ref-kind", "DROP/REPLACE BRANCH of a tag, or DROP/REPLACE TAG of a branch.",
          "Iceberg UpdateSnapshotReferencesOperation"),

@@ -59,6 +59,7 @@ from schemalab.sql.system_columns import hide_from_stars, names_system_columns
 from schemalab.table import Table
 from schemalab.warehouse_iceberg import (
     create_iceberg,
+    delete_message,
     describe_rows,
     iceberg_alter,
     iceberg_ref,
@@ -411,9 +412,8 @@ class Warehouse:
         return StatementResult(stmt.text, f"Inserted {n} rows into {t.name}{where}.")
 
     def _delete(self, stmt: DeleteFrom) -> StatementResult:
-        if isinstance(self._open_any(stmt.name), WritableIcebergTable):
-            raise SqlError(f"DELETE FROM {stmt.name.sql()}: schemalab does not write Iceberg "
-                           "delete files yet", table=str(stmt.name), rule="unsupported-sql")
+        if isinstance(ice := self._open_any(stmt.name), WritableIcebergTable):
+            return StatementResult(stmt.text, delete_message(self.run_query, ice, stmt))
         t = self._open(stmt.name)
         if stmt.where is not None and t.schema.primary_keys:
             # through run_query, so the condition's subqueries see our tables too

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
@@ -24,6 +25,7 @@ from schemalab.iceberg.write.sort_order import set_write_order
 from schemalab.paimon import paths
 from schemalab.sql import (
     CreateTable,
+    DeleteFrom,
     IcebergAlter,
     IcebergRefStatement,
     IcebergWriteOrder,
@@ -34,6 +36,7 @@ from schemalab.sql import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from schemalab.sql import TableName
     from schemalab.table import Table
 
 
@@ -172,3 +175,22 @@ def refuse_selector(warehouse: str, name: str | TableName, what: str) -> None:
                        f"{ref.name.removeprefix(root.name + '.')} of Iceberg table "
                        f"{root.name}, not a table; use ALTER TABLE {root.name} DROP BRANCH|TAG "
                        "for a ref", table=root.name, rule="unsupported-sql")
+
+
+def delete_message(run_query: Callable[[str, Sequence[TableName]], DataFrame],
+                   t: WritableIcebergTable, stmt: DeleteFrom) -> str:
+    """DELETE FROM an Iceberg table (:mod:`schemalab.iceberg.write.delete`); the condition
+    runs through the warehouse's ``run_query``, so its subqueries may read our tables."""
+    from schemalab.iceberg.write.delete import delete_rows
+    from schemalab.sql.queries import view_name
+
+    def matching(rows: DataFrame) -> DataFrame:
+        view = view_name("__sl_delete", t.name)
+        rows.createOrReplaceTempView(view)
+        alias = "`" + stmt.name.table.replace("`", "``") + "`"
+        return run_query(f"SELECT * FROM {view} AS {alias} WHERE {stmt.where}",
+                         stmt.where_tables)
+
+    snap, n = delete_rows(t, None if stmt.where is None else matching)
+    at = "" if snap is None else f" as snapshot {snap.snapshot_id}"
+    return f"Deleted {n} rows from {t.name}{at}."

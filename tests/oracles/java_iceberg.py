@@ -93,3 +93,13 @@ class JavaIceberg(JavaPaimon):
                           count: int) -> list[str]:
         return self.run("commit_properties", warehouse=str(warehouse), table=table,
                         prefix=prefix, count=count)
+
+    def java_dml(self, warehouse: Any, table: str, schema: dict[str, Any], *,
+                 identity: list[str] = (), properties: dict[str, str] | None = None,
+                 statements: list[dict[str, Any]] = ()) -> list[Any]:  # type: ignore[assignment]
+        """Java runs INSERT / DELETE / INSERT OVERWRITE as Iceberg's Spark writes them (worker
+        op ``java_dml``): per statement the new snapshot's operation, summary and added
+        delete file formats."""
+        return self.run("java_dml", warehouse=str(warehouse), table=table, schema=schema,
+                        identity=list(identity), properties=properties or {},
+                        statements=list(statements))

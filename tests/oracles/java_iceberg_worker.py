@@ -489,6 +489,13 @@ class Reader:
                 table.refresh()
         return done
 
+    def op_java_dml(self, req: dict[str, Any]) -> Any:
+        """INSERT / DELETE / INSERT OVERWRITE as Iceberg's Spark writes them
+        (``java_iceberg_dml.py``)."""
+        import java_iceberg_dml
+
+        return java_iceberg_dml.run(self, req)
+
     def op_version(self, req: dict[str, Any]) -> Any:
         return str(self.I.IcebergBuild.version())
 

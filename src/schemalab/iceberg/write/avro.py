@@ -167,6 +167,8 @@ class DataFileRecord:
     content_size: int | None = None
     #: the sort order the rows were written in (data files only; 0: unsorted)
     sort_order_id: int = 0
+    #: v3: the row id of the file's first row, when written (else inherited)
+    first_row_id: int | None = None
 
 
 @dataclass
@@ -194,7 +196,7 @@ def _entry_record(e: EntryRecord, version: int, names: Mapping[int, str]) -> dic
         "lower_bounds": _pairs(f.lower_bounds), "upper_bounds": _pairs(f.upper_bounds),
         "key_metadata": None, "split_offsets": list(f.split_offsets or []) or None,
         "equality_ids": None, "sort_order_id": f.sort_order_id if f.content == 0 else None,
-        "first_row_id": None, "referenced_data_file": f.referenced_data_file,
+        "first_row_id": f.first_row_id, "referenced_data_file": f.referenced_data_file,
         "content_offset": f.content_offset, "content_size_in_bytes": f.content_size}
     rec: dict[str, Any] = {"status": e.status, "snapshot_id": e.snapshot_id, "data_file": d}
     if version >= 2:

@@ -10,13 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import SchemaLabError, SqlError
-from schemalab.iceberg.metadata import IcebergSchema, IcebergSnapshot, PartitionField
+from schemalab.iceberg.metadata import (
+    IcebergSchema,
+    IcebergSnapshot,
+    PartitionField,
+    PartitionSpec,
+)
 from schemalab.iceberg.table import IcebergTable
 from schemalab.iceberg.types import IcebergType
 from schemalab.iceberg.write import commit as commits
 from schemalab.iceberg.write.alter import apply_alter
 from schemalab.iceberg.write.append import commit_append
-from schemalab.iceberg.write.datafiles import PartitionColumn, local_path, write_data_files
+from schemalab.iceberg.write.datafiles import (
+    PartitionColumn,
+    WrittenDataFile,
+    local_path,
+    write_data_files,
+)
 from schemalab.iceberg.write.evolve_spec import apply_iceberg_alter
 from schemalab.iceberg.write.partitioning import (
     check_transform,
@@ -191,21 +201,56 @@ class WritableIcebergTable(IcebergTable):
     def insert(self, data: Any, *, columns: Sequence[str] | None = None,
                by_position: bool = False, overwrite: bool = False) -> IcebergSnapshot | None:
         """Append rows (a Spark or pandas DataFrame, or Python rows) as one snapshot; None
-        when there are no rows (nothing is committed)."""
-        from schemalab.engine.frames import to_frame
-
+        when there are no rows (nothing is committed). ``overwrite``: INSERT OVERWRITE
+        (:mod:`schemalab.iceberg.write.overwrite`)."""
+        self.check_main_write("INSERT OVERWRITE" if overwrite else "INSERT")
         if overwrite:
-            raise SqlError(f"Table {self.name}: INSERT OVERWRITE into Iceberg tables is not "
-                           "supported by schemalab yet; DELETE FROM, then INSERT INTO",
-                           table=self.name, rule="unsupported-sql")
+            from schemalab.iceberg.write.overwrite import overwrite as run_overwrite
+
+            return run_overwrite(self, data, columns=columns, by_position=by_position)
+        branch = self.branch_name or MAIN
+        files, spec, fields, order_id = self.write_files(data, columns=columns,
+                                                         by_position=by_position)
+        if not files:
+            return None
+        try:
+            _, snapshot_id = commit_append(
+                self.commit_target, self.name, self.format_version, self.schema, spec,
+                [(pf.field_id, pf.name, t) for pf, _, t in fields], files, branch=branch,
+                sort_order_id=order_id)
+        except BaseException as e:
+            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:
+                for f in files:  # nothing references them
+                    fileio.delete(local_path(self.path, self.location, f.path))
+            raise
+        self.refresh()
+        return self.snapshot(snapshot_id)
+
+    def check_main_write(self, what: str) -> None:
+        """Refuse a write to a time-travel selection (``t.tag_v1``), and ``what`` on a branch
+        where schemalab writes only appends: its DELETE and INSERT OVERWRITE commit to main."""
         if self.selected:  # SparkTable.newWriteBuilder of a time-travel table
             raise SqlError(f"Cannot write to table with time travel: {self.name} selects "
                            f"{'_'.join(self.selected)}; write to the table or a branch "
                            "(branch_<name>)",
                            table=self.name, rule="iceberg-write-target")
-        branch = self.branch_name or MAIN
+        if what != "INSERT" and (self.branch_name or MAIN) != MAIN:
+            raise SqlError(f"{what} on branch {self.branch_name} of {self._root.name}: "
+                           "schemalab writes a branch's appends only (its DELETE and INSERT "
+                           "OVERWRITE commit to main); run it on the table, or INSERT INTO "
+                           "the branch", table=self._root.name, rule="iceberg-write-target")
+
+    def write_files(self, data: Any, *, columns: Sequence[str] | None = None,
+                    by_position: bool = False) -> tuple[list[WrittenDataFile], PartitionSpec,
+                                                        list[tuple[PartitionField, str,
+                                                                   IcebergType]], int]:
+        """Rows written as data files of the default spec (no snapshot lists them yet), in
+        the table's sort order: (files, spec, its fields, the sort order's id)."""
+        from schemalab.engine.frames import to_frame
+
         self.refresh()
-        branch_head({"refs": dict(self._root.metadata.refs)}, branch, self.name)  # no tag
+        branch_head({"refs": dict(self._root.metadata.refs)}, self.branch_name or MAIN,
+                    self.name)  # no tag
         fileio.check_writable(self.path)
         schema = self.schema
         write_schema = _with_write_defaults(schema)
@@ -230,20 +275,7 @@ class WritableIcebergTable(IcebergTable):
                                  write_schema, pcs, table=self.name, path_text=text,
                                  order=output_sort(schema, order.fields if order else (),
                                                    _column, self.name))
-        if not files:
-            return None
-        try:
-            _, snapshot_id = commit_append(
-                self.commit_target, self.name, self.format_version, schema, spec,
-                [(pf.field_id, pf.name, t) for pf, _, t in fields], files, branch=branch,
-                sort_order_id=order.order_id if order else 0)
-        except BaseException as e:
-            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:
-                for f in files:  # nothing references them
-                    fileio.delete(local_path(self.path, self.location, f.path))
-            raise
-        self.refresh()
-        return self.snapshot(snapshot_id)
+        return files, spec, fields, (order.order_id if order else 0)
 
     def alter(self, *changes: SchemaChange) -> IcebergSchema:
         """Apply one ALTER statement's changes as one commit (Iceberg's rules); the
