@@ -302,7 +302,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
         files = self.data_files(snap)
-        check_files(self.name, self.path, files, self.schema_at)  # a rewritten history
+        check_files(self.name, self.path, files, self.schema_at, self.meta_path)  # rewritten?
         return plan_paimon_read(self.name, target, snap, files, self.schema_at)
 
     def file_stats(self, plan: ReadPlan) -> ManifestStats:
