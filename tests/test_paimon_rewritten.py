@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from schemalab.widgets.lanes_figure import branch_lanes_figure
+from test_history import check_inspect_shape
 
 import schemalab as sl
 from schemalab.cli import main as cli_main
@@ -112,6 +113,7 @@ def test_pypaimon_fast_forward_is_shown(tmp_path: Path,
     assert "[rewritten: a file under schema 1 holds other columns]" in out
     assert cli_main(["inspect", str(path), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
+    check_inspect_shape(doc)
     assert {(w["branch"], w["path"]) for w in doc["warnings"]} == \
         {("main", p) for p in _dev_files(path)}
     assert "Rewritten history" in h._repr_html_()

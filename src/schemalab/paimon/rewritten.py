@@ -154,7 +154,7 @@ def check_files(table: str, table_path: str, files: Sequence[DataFile],
                 m.file_columns)
     raise SchemaLabError(
         f"Table {table}: {describe(m, why)}{more}. Reading the file by this schema would put one "
-        "column's values under another's name.", table=table, rule=RULE)
+        "column's values under another's name.", table=table, rule="file-schema-rewritten")
 
 
 def history_warnings(table: str, table_path: str, meta_path: str,
