@@ -16,6 +16,7 @@ import pytest
 import schemalab as sl
 from schemalab.errors import SchemaLabError
 from schemalab.paimon import procedures
+from schemalab.paimon import refs as paimon_refs
 from schemalab.paimon.orphans import clean_orphans, referenced_files
 
 
@@ -91,7 +92,7 @@ def test_clean_orphans_keeps_what_branches_and_tags_reference(table: Any) -> Non
              "d1": _rows(t.branch("dev").read(ref="d1"))}
     assert reads["d1"] == [(1, "x", None), (3, "z", 1.5)]
     # what only dev's tag d1 keeps, and what only dev's snapshots keep
-    d1 = procedures.paimon_refs.read_tag(t.branch("dev").meta_path, "d1").snapshot
+    d1 = paimon_refs.read_tag(t.branch("dev").meta_path, "d1").snapshot
     only_d1 = {root / "manifest" / d1.base_manifest_list,
                root / "manifest" / d1.delta_manifest_list}
     dev_files = {Path(f.path) for f in t.branch("dev").data_files(

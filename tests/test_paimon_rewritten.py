@@ -183,7 +183,7 @@ def test_evolved_tables_carry_no_warning(spark: Any, tmp_path: Path) -> None:
               INSERT INTO `e$branch_dev` VALUES (4, 8, 'w', 1.5);
               CALL sys.fast_forward(table => 'e', branch => 'dev');
               CREATE TABLE k (id INT, p STRING, v STRING, PRIMARY KEY (id, p) NOT ENFORCED)
-                PARTITIONED BY (p) WITH ('bucket' = '2');
+                PARTITIONED BY (p) TBLPROPERTIES ('bucket' = '2');
               INSERT INTO k VALUES (1, 'a', 'x'), (2, 'b', 'y');
               ALTER TABLE k RENAME COLUMN v TO w;
               INSERT INTO k VALUES (1, 'a', 'z');
