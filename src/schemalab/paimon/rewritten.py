@@ -157,20 +157,33 @@ def check_files(table: str, table_path: str, files: Sequence[DataFile],
         "column's values under another's name.", table=table, rule="file-schema-rewritten")
 
 
+def _follows(snap: Snapshot, prev: Snapshot, reader: ManifestReader) -> bool:
+    """Whether ``snap``'s base list is exactly ``prev``'s manifests, so its live files are
+    ``prev``'s plus its delta: not so after a fast-forward put another lineage's snapshot
+    next to main's, nor after manifests were merged (then the base list is replayed)."""
+    if snap.id != prev.id + 1:
+        return False
+    names = [m.file_name for m in reader.metas(snap.base_manifest_list)]
+    before = [m.file_name for lst in (prev.base_manifest_list, prev.delta_manifest_list)
+              for m in reader.metas(lst)]
+    return names == before
+
+
 def history_warnings(table: str, table_path: str, meta_path: str,
                      schemas: SchemaManager, snapshots: Sequence[Snapshot],
                      reader: ManifestReader) -> tuple[HistoryWarning, ...]:
     """One warning per file some snapshot of ``snapshots`` (a branch's, oldest first) holds
     whose columns are not those of its schema file, naming the snapshots it is live in.
-    Reads each snapshot's delta manifest list (a base list only where the previous id is
-    missing), as ``inspect`` does anyway, and one footer per writer and schema id."""
+    Reads each snapshot's delta manifest list, as ``inspect`` does anyway, its base list's
+    names (its manifests only where it does not continue the previous snapshot), and one
+    footer per writer and schema id."""
     live: dict[tuple[bytes, int, str], ManifestEntry] = {}
     holders: dict[tuple[bytes, int, str], list[int]] = {}
     seen: dict[tuple[bytes, int, str], ManifestEntry] = {}
-    prev: int | None = None
+    prev: Snapshot | None = None
     for snap in snapshots:
         delta = reader.read_list("delta", snap.delta_manifest_list)
-        if prev is not None and snap.id == prev + 1:
+        if prev is not None and _follows(snap, prev, reader):
             entries = [e for m in delta.manifests for e in m.entries]
             for e in entries:
                 key = (e.partition, e.bucket, e.file.file_name)
@@ -185,7 +198,7 @@ def history_warnings(table: str, table_path: str, meta_path: str,
         for key, e in live.items():
             holders.setdefault(key, []).append(snap.id)
             seen.setdefault(key, e)
-        prev = snap.id
+        prev = snap
     if not holders:
         return ()
     files = {}
