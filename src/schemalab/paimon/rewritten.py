@@ -169,41 +169,66 @@ def _follows(snap: Snapshot, prev: Snapshot, reader: ManifestReader) -> bool:
     return names == before
 
 
+Key = tuple[bytes, int, str]
+
+
+def _key(e: ManifestEntry) -> Key:
+    return e.partition, e.bucket, e.file.file_name
+
+
+def _candidates(snapshots: Sequence[Snapshot], reader: ManifestReader) -> dict[Key, ManifestEntry]:
+    """Every file the snapshots hold, cheaply: what each snapshot's delta list adds, and the
+    whole of the first's, the last's and any snapshot's after a gap in the ids (their base
+    lists replayed): a file is added by a snapshot's delta or was live before the first."""
+    out: dict[Key, ManifestEntry] = {}
+    for i, snap in enumerate(snapshots):
+        delta = reader.read_list("delta", snap.delta_manifest_list)
+        if i in (0, len(snapshots) - 1) or snap.id != snapshots[i - 1].id + 1:
+            base = reader.read_list("base", snap.base_manifest_list)
+            entries = [e for e in replay([base, delta]) if e.kind == FileKind.ADD]
+        else:
+            entries = [e for m in delta.manifests for e in m.entries if e.kind == FileKind.ADD]
+        for e in entries:
+            out.setdefault(_key(e), e)
+    return out
+
+
+def _holders(snapshots: Sequence[Snapshot], reader: ManifestReader, wanted: set[Key]
+             ) -> dict[Key, list[int]]:
+    """The snapshots each of ``wanted`` is live in, exactly: a snapshot's live files are the
+    previous one's plus its delta only when it continues it (:func:`_follows`), else its
+    base list is replayed. Run only for a history that has something to warn about."""
+    live: set[Key] = set()
+    out: dict[Key, list[int]] = {}
+    prev: Snapshot | None = None
+    for snap in snapshots:
+        delta = reader.read_list("delta", snap.delta_manifest_list)
+        if prev is not None and _follows(snap, prev, reader):
+            for e in (e for m in delta.manifests for e in m.entries):
+                if e.kind == FileKind.ADD:
+                    live.add(_key(e))
+                else:
+                    live.discard(_key(e))
+        else:
+            base = reader.read_list("base", snap.base_manifest_list)
+            live = {_key(e) for e in replay([base, delta]) if e.kind == FileKind.ADD}
+        for key in live & wanted:
+            out.setdefault(key, []).append(snap.id)
+        prev = snap
+    return out
+
+
 def history_warnings(table: str, table_path: str, meta_path: str,
                      schemas: SchemaManager, snapshots: Sequence[Snapshot],
                      reader: ManifestReader) -> tuple[HistoryWarning, ...]:
     """One warning per file some snapshot of ``snapshots`` (a branch's, oldest first) holds
     whose columns are not those of its schema file, naming the snapshots it is live in.
-    Reads each snapshot's delta manifest list, as ``inspect`` does anyway, its base list's
-    names (its manifests only where it does not continue the previous snapshot), and one
-    footer per writer and schema id."""
-    live: dict[tuple[bytes, int, str], ManifestEntry] = {}
-    holders: dict[tuple[bytes, int, str], list[int]] = {}
-    seen: dict[tuple[bytes, int, str], ManifestEntry] = {}
-    prev: Snapshot | None = None
-    for snap in snapshots:
-        delta = reader.read_list("delta", snap.delta_manifest_list)
-        if prev is not None and _follows(snap, prev, reader):
-            entries = [e for m in delta.manifests for e in m.entries]
-            for e in entries:
-                key = (e.partition, e.bucket, e.file.file_name)
-                if e.kind == FileKind.ADD:
-                    live[key] = e
-                else:
-                    live.pop(key, None)
-        else:
-            base = reader.read_list("base", snap.base_manifest_list)
-            live = {(e.partition, e.bucket, e.file.file_name): e for e in replay([base, delta])
-                    if e.kind == FileKind.ADD}
-        for key, e in live.items():
-            holders.setdefault(key, []).append(snap.id)
-            seen.setdefault(key, e)
-        prev = snap
-    if not holders:
-        return ()
-    files = {}
+    Reads each snapshot's delta manifest list (as ``inspect`` does anyway), the first's and
+    the last's base lists, and one footer per writer and schema id; only when a file does
+    not match are the snapshots it is live in worked out from every base list."""
+    files: dict[Key, DataFile] = {}
     dirs = BucketDirs(table_path)
-    for key, e in seen.items():
+    for key, e in _candidates(snapshots, reader).items():
         s = schemas.get(e.file.schema_id)
         try:
             fmt = file_format(e.file.file_name, s)
@@ -212,15 +237,21 @@ def history_warnings(table: str, table_path: str, meta_path: str,
         files[key] = DataFile(path=dirs.data_file_path(e, s), schema_id=s.id,
                               row_count=e.file.row_count, format=fmt,
                               write_cols=e.file.write_cols)
+    bad = mismatches(files.values(), schemas.get)
+    if not bad:
+        return ()
     by_path = {f.path: k for k, f in files.items()}
+    holders = _holders(snapshots, reader, {by_path[m.file.path] for m in bad})
     out = []
     causes: dict[tuple[int, tuple[str, ...]], str] = {}
-    for m in mismatches(files.values(), schemas.get):
+    for m in bad:
         ck = (m.file.schema_id, m.file_columns)
         if ck not in causes:
             causes[ck] = cause(table_path, meta_path, *ck)
-        rel = os.path.relpath(m.file.path, table_path)
+        held = tuple(holders.get(by_path[m.file.path], ()))
+        if not held:
+            continue  # added and removed between two snapshots of this list
         out.append(HistoryWarning(
-            RULE, describe(m, causes[ck]), tuple(holders[by_path[m.file.path]]),
-            rel, m.file.schema_id, m.file_columns, m.schema_columns))
+            RULE, describe(m, causes[ck]), held, os.path.relpath(m.file.path, table_path),
+            m.file.schema_id, m.file_columns, m.schema_columns))
     return tuple(sorted(out, key=lambda w: (w.snapshot_ids, w.path or "")))
