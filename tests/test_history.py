@@ -479,7 +479,11 @@ def check_inspect_shape(doc: Any) -> None:
     """Exactly the keys and types ARCHITECTURE.md fixes for ``schemalab inspect --json``."""
     assert isinstance(doc, dict)
     assert set(doc) == {"format", "location", "schemas", "lineage", "snapshots", "refs",
-                        "branches"}
+                        "branches", "warnings"}
+    for w in doc["warnings"]:  # a rewritten history's files (issue 22)
+        assert set(w) == {"branch", "rule", "message", "snapshot_ids", "path", "schema_id",
+                          "file_columns", "schema_columns"}
+        assert all(_is_int(i) for i in w["snapshot_ids"]) and _opt_int(w["schema_id"])
     assert doc["format"] in ("paimon", "iceberg") and isinstance(doc["location"], str)
     assert doc["refs"][0]["name"] == "main"
     for r in doc["refs"]:
@@ -490,7 +494,7 @@ def check_inspect_shape(doc: Any) -> None:
                                     if r["kind"] == "branch"} - {"main"}
     for b in doc["branches"].values():
         check_inspect_shape({"format": doc["format"], "location": doc["location"],
-                             "refs": doc["refs"], "branches": {}, **b})
+                             "refs": doc["refs"][:1], "branches": {}, "warnings": [], **b})
     for s in doc["schemas"]:
         assert set(s) == {"id", "time_millis", "fields"}
         assert _is_int(s["id"]) and _opt_int(s["time_millis"])

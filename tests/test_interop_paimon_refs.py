@@ -9,14 +9,18 @@ Run by ``make test-interop`` (it needs ``make oracle-jars`` and ``.venv-paimon-j
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from oracles.canonical import canonical_rows
 from oracles.java_paimon import JavaPaimon, add_column
+from schemalab.widgets.lanes_figure import branch_lanes_figure
 
 import schemalab as sl
+from schemalab.cli import main as cli_main
 from schemalab.errors import SchemaLabError
 
 pytest_plugins = ["oracles.fixtures"]
@@ -67,6 +71,9 @@ def test_java_refs_and_reads_equal(java_paimon_each: JavaPaimon, tmp_path: Path,
                   snapshot_id=snap.id)
     for snap in t.snapshots:
         _same(java, tmp_path, "t", t.read(snapshot_id=snap.id), snapshot_id=snap.id)
+    # an ordinary history with branches, evolved apart: nothing is flagged as rewritten
+    h = t.history()
+    assert [b.warnings() for b in [h, *h.branches.values()]] == [()] * (1 + len(h.branches))
     # snapshots 1 and 2 expired: kept by the tags, read by id too (Java refuses the id)
     assert [s.id for s in t.snapshots] == [3]
     assert canonical_rows(t.read(snapshot_id=1)) == canonical_rows(t.read(ref="v1"))
@@ -75,6 +82,7 @@ def test_java_refs_and_reads_equal(java_paimon_each: JavaPaimon, tmp_path: Path,
     t = sl.open_table(tmp_path / "default.db" / "t", spark=spark)
     assert [s.id for s in t.snapshots] == [2]
     _same(java, tmp_path, "t", t.read())
+    assert t.history().warnings() == ()
 
 
 def test_schemalab_procedures_read_by_java(java_paimon_each: JavaPaimon, tmp_path: Path,
@@ -120,7 +128,8 @@ def test_schemalab_procedures_read_by_java(java_paimon_each: JavaPaimon, tmp_pat
 
 
 def test_java_fast_forward_rewrite_is_detected(java_paimon_2: JavaPaimon, tmp_path: Path,
-                                               spark: Any) -> None:
+                                               spark: Any,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     """Main writes snapshot 2 under its schema 1 (b INT); branch dev (from v1) has its own
     schema 1 (c DOUBLE), writes snapshots 2 and 3 and expires 1 and 2; Java's fast-forward
     then deletes main's snapshots from 3 on and copies *every* schema file of the branch
@@ -146,7 +155,65 @@ def test_java_fast_forward_rewrite_is_detected(java_paimon_2: JavaPaimon, tmp_pa
     assert e.value.rule == "file-schema-rewritten"
     assert ".parquet" in str(e.value) and "schema 1" in str(e.value)
     assert "`b`" in str(e.value) and "`c`" in str(e.value)
+    assert "main was fast-forwarded from branch dev" in str(e.value)
     with pytest.raises(SchemaLabError):
         t.read(snapshot_id=2)
+    # shown, not only refused: the history, inspect (text and --json) and the lanes name
+    # main's file of snapshot 2, and nothing else
+    h = t.history()
+    (w,) = h.warnings()
+    assert (w.snapshot_ids, w.schema_id, w.file_columns, w.schema_columns) == \
+        ((2,), 1, ("id", "a", "b"), ("id", "a", "c"))
+    assert os.path.basename(w.path or "") in str(e.value)
+    assert "main was fast-forwarded from branch dev" in w.message
+    assert h.warning_marks() == {2: w.mark()}
+    assert cli_main(["inspect", str(tmp_path / "default.db" / "t")]) == 0
+    out = capsys.readouterr().out
+    assert f"file-schema-rewritten (snapshot 2): file {os.path.basename(w.path or '')}" in out
+    assert cli_main(["inspect", str(tmp_path / "default.db" / "t"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(x["branch"], x["path"], x["snapshot_ids"]) for x in doc["warnings"]] == \
+        [("main", w.path, [2])]
+    rings = [tr for tr in branch_lanes_figure(h).data if tr.name == "rewritten"]
+    assert [len(tr.x) for tr in rings] == [1]
     # the head (the branch's files, under the branch's schema) reads, and equals Java's
     _same(java, tmp_path, "t", t.read())
+
+
+def test_primary_key_branch_writes_read_by_java(java_paimon_each: JavaPaimon, tmp_path: Path,
+                                                spark: Any) -> None:
+    """A primary-key table Java writes, branched by Java from a tag; schemalab's INSERT,
+    DELETE, ALTER and compaction on the branch, interleaved with Java's own writes to it:
+    Java reads the branch equal to schemalab at every branch snapshot, and main is
+    untouched."""
+    java = java_paimon_each
+    java.create_table(tmp_path, "t", [("id", "INT NOT NULL"), ("v", "STRING")],
+                      primary_keys=["id"], options={"bucket": "2"})
+    java.write(tmp_path, "t", [[1, "a"], [2, "b"], [3, "c"]])
+    java.create_tag(tmp_path, "t", "v1", 1)
+    java.write(tmp_path, "t", [[1, "main"]])
+    java.create_branch(tmp_path, "t", "dev", "v1")
+    java.write(tmp_path, "t$branch_dev", [[2, "java-dev"], [5, "e"]])
+    main_rows = java.read(tmp_path, "t")
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""INSERT INTO `t$branch_dev` VALUES (2, 'ours'), (6, 'f');
+              DELETE FROM `t$branch_dev` WHERE id = 3;
+              ALTER TABLE `t$branch_dev` ADD COLUMN n INT;
+              INSERT INTO `t$branch_dev` VALUES (5, 'e2', 1)""")
+    java.write(tmp_path, "t$branch_dev", [[6, "java-again", 2]])  # numbered above ours
+    wh.sql("CALL sys.compact(table => 't$branch_dev')")
+    wh.sql("INSERT INTO `t$branch_dev` VALUES (1, 'last', 3)")
+    dev = wh.table("t").branch("dev")
+    assert _rows_of(dev.read()) == [(1, "last", 3), (2, "ours", None), (5, "e2", 1),
+                                    (6, "java-again", 2)]
+    assert [s.commit_kind for s in dev.snapshots][-2:] == ["COMPACT", "APPEND"]
+    for snap in dev.snapshots:
+        _same(java, tmp_path, "t$branch_dev", dev.read(snapshot_id=snap.id),
+              snapshot_id=snap.id)
+    _same(java, tmp_path, "t$branch_dev", dev.read())
+    assert java.read(tmp_path, "t") == main_rows
+    _same(java, tmp_path, "t", wh.table("t").read())
+
+
+def _rows_of(df: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in df.collect())

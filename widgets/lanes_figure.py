@@ -2,7 +2,8 @@
 snapshots (circles, coloured by schema id), a line from each branch's fork point on main to
 its first snapshot of its own, tags as labelled markers above the snapshots they name, and a
 lane of the snapshots no branch reaches (staged by write-audit-publish, rolled back, kept
-only by a tag).
+only by a tag). A red ring marks a snapshot holding a file whose columns are not those of
+the schema file its schema id names (a rewritten history: ``TableHistory.warnings()``).
 
 A snapshot a branch shares with main (same id and commit time) is drawn once, on main's lane;
 a branch's lane holds what it has of its own. A schema version is drawn on main's lane, and on
@@ -124,12 +125,13 @@ def branch_lanes_figure(h: TableHistory, *, show_times: bool = False) -> go.Figu
                            for v in lane.versions], hoverinfo="text", showlegend=False))
     _add_forks(fig, h, all_lanes, sx)
     _add_tags(fig, h, all_lanes, sx)
+    warned = _add_warnings(fig, h, all_lanes, sx)
     fig._validate = True
     height = 150 + 70 * len(all_lanes)
     fig.update_layout(
         height=height, autosize=True, template="plotly_white", showlegend=False,
         title=dict(text=f"{_esc(h.name)}: branches, tags and snapshots",
-                   subtitle=dict(text=_esc(_subtitle(h, all_lanes)),
+                   subtitle=dict(text=_esc(_subtitle(h, all_lanes, warned)),
                                  font=dict(size=12, color="#57606a")),
                    x=0.005, xanchor="left", y=1 - 12 / height, yanchor="top",
                    yref="container"),
@@ -144,7 +146,7 @@ def branch_lanes_figure(h: TableHistory, *, show_times: bool = False) -> go.Figu
     return fig
 
 
-def _subtitle(h: TableHistory, all_lanes: Sequence[Lane]) -> str:
+def _subtitle(h: TableHistory, all_lanes: Sequence[Lane], warned: int = 0) -> str:
     branches = sum(1 for lane in all_lanes if lane.name != UNREACHED)
     tags = sum(1 for r in h.refs if r.kind == "tag")
     text = (f"{branches} branch{'es' if branches != 1 else ''}, {tags} tag"
@@ -152,6 +154,9 @@ def _subtitle(h: TableHistory, all_lanes: Sequence[Lane]) -> str:
             f"{'s' if len(h.snapshots) != 1 else ''}")
     if h.marks:
         text += f"; {len(h.marks)} on no branch (open circles)"
+    if warned:
+        text += (f"; {warned} hold{'s' if warned == 1 else ''} files written under another "
+                 "schema than the one on disk (red rings)")
     return text
 
 
@@ -207,3 +212,35 @@ def _add_tags(fig: go.Figure, h: TableHistory, all_lanes: Sequence[Lane],
         marker=dict(symbol="triangle-up", size=10, color="#57606a"),
         customdata=[n for n, _ in tags], hovertext=[f"tag {_esc(n)}" for n, _ in tags],
         hoverinfo="text", showlegend=False))
+
+
+def _add_warnings(fig: go.Figure, h: TableHistory, all_lanes: Sequence[Lane],
+                  sx: dict[tuple[int, int | None], int]) -> int:
+    """A red ring around each snapshot its branch's history warns about (a file whose
+    columns are not its schema's: a rewritten history), hovered with the warnings; the
+    number of snapshots ringed."""
+    xs, ys, hover = [], [], []
+    for lane in all_lanes:
+        if lane.name == UNREACHED:
+            continue
+        bh = h if lane.name == MAIN else h.branches.get(lane.name)
+        if bh is None:
+            continue
+        by_snapshot: dict[int, list[str]] = {}
+        for w in bh.warnings():
+            for sid in w.snapshot_ids:
+                by_snapshot.setdefault(sid, []).append(w.message)
+        for s in lane.snapshots:
+            if s.id in by_snapshot:
+                xs.append(sx[(s.id, s.time_millis)])
+                ys.append(lane.y)
+                msgs = by_snapshot[s.id]
+                more = f"<br>(and {len(msgs) - 3} more)" if len(msgs) > 3 else ""
+                hover.append(f"<b>snapshot {s.id}: rewritten history</b><br>"
+                             + "<br>".join(_esc(m) for m in msgs[:3]) + more)
+    if xs:
+        fig.add_trace(go.Scatter(
+            x=xs, y=ys, mode="markers", name="rewritten", hovertext=hover, hoverinfo="text",
+            marker=dict(symbol="circle-open", size=20, color="#cf222e",
+                        line=dict(width=2.5, color="#cf222e")), showlegend=False))
+    return len(xs)

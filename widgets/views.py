@@ -107,7 +107,8 @@ class SchemaHistoryView(ReadableWidget, W.VBox):
         #: one lane per branch, when the table has more than main or snapshots off every
         #: branch (None: the table's history is one line)
         self.lanes: Any = None
-        if len(self.history.branches) > 1 or self.history.marks:
+        if len(self.history.branches) > 1 or self.history.marks or \
+                self.history.warnings():
             self.lanes = branch_lanes_figure(self.history, show_times=True)
             self.lanes_box.children = [FullWidthFigure(self.lanes)]
         super().__init__([self.lanes_box, self.axis, self.figure_box,

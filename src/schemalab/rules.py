@@ -264,7 +264,8 @@ _ALL = (
     Rule("compact-bucket-key", "Compacting a table whose bucket key changed type.", _OWN),
     Rule("compaction-conflict", "A compaction whose input files another commit replaced; "
          "nothing of it is visible.", "Paimon FileStoreCommit conflict check"),
-    Rule("orphans-branches", "clean_orphans on a table with branches.", _OWN),
+    Rule("orphans-branches", "clean_orphans on a table with a branch or tag directory "
+         "whose name schemalab does not follow.", _OWN),
     # --- catalogs ----------------------------------------------------------------------------
     Rule("catalog-config", "A catalog named nowhere (~/.schemalab.yaml, .pyiceberg.yaml, "
          "PYICEBERG_CATALOG__* environment) or configured without what it needs.", _OWN),

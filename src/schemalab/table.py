@@ -228,12 +228,9 @@ class Table(FormatTable[Snapshot, TableSchema]):
     # ---- writes -------------------------------------------------------------------------------
 
     def _write_target(self) -> WriteTarget:
-        schema = self.schema
-        if self.branch_name != MAIN and schema.primary_keys:
-            raise SchemaLabError(f"Table {self.name}: schemalab writes to a branch of an "
-                                 "append table only; write primary-key branches with Paimon",
-                                 table=self.name, rule="unsupported-statement")
-        return WriteTarget(self.path, self.name, schema, lambda: self.spark,
+        # a branch's snapshots and schemas are its own (meta_path); its data and manifest
+        # files go under the table, as Java's FileStorePathFactory puts them
+        return WriteTarget(self.path, self.name, self.schema, lambda: self.spark,
                            reader=self._manifests, meta_path=self.meta_path)
 
     @_public
@@ -302,7 +299,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
 
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
         files = self.data_files(snap)
-        check_files(self.name, self.path, files, self.schema_at)  # a rewritten history
+        check_files(self.name, self.path, files, self.schema_at, self.meta_path)  # rewritten?
         return plan_paimon_read(self.name, target, snap, files, self.schema_at)
 
     def file_stats(self, plan: ReadPlan) -> ManifestStats:
@@ -328,10 +325,8 @@ class Table(FormatTable[Snapshot, TableSchema]):
         in today's schema — a primary-key table's buckets merged into one sorted run at the
         top level, an append table's small files into fewer — committed as a COMPACT
         snapshot. ``partitions`` ('p=1;p=2') limits it; ``order_strategy='order'`` with
-        ``order_by`` sorts an unaware-bucket append table."""
-        if self.branch_name != MAIN:
-            raise SchemaLabError(f"Table {self.name}: schemalab compacts the main branch only",
-                                 table=self.name, rule="unsupported-statement")
+        ``order_by`` sorts an unaware-bucket append table. A branch compacts its own latest
+        snapshot (``t.branch("dev").compact()``)."""
         columns = [c.strip() for c in order_by.split(",")] if isinstance(order_by, str) \
             else list(order_by)
 

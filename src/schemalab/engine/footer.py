@@ -79,13 +79,17 @@ def orc_schema(path: str) -> pa.Schema:
 
 @functools.lru_cache(maxsize=4096)
 def avro_schema(path: str) -> object:
-    """The writer schema (JSON) in the header of the Avro data file at ``path``."""
-    import io
-
+    """The writer schema (JSON) in the header of the Avro data file at ``path`` (the header
+    only is read, not the file's blocks)."""
     import fastavro
 
     try:
-        return fastavro.reader(io.BytesIO(fileio.read_bytes(path))).writer_schema
+        src = fileio.open_input(path)
+        f = open(src, "rb") if isinstance(src, str) else src  # noqa: SIM115 - closed below
+        try:
+            return fastavro.reader(f).writer_schema
+        finally:
+            f.close()
     except FileNotFoundError:
         raise CorruptFileError(path, "does not exist (listed as a live data file in the "
                                      "table's manifests)") from None

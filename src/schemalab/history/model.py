@@ -40,6 +40,33 @@ class ForkPoint:
 
 
 @dataclass(frozen=True)
+class HistoryWarning:
+    """Something in a table's history that does not add up, found by looking (not told by
+    the table's metadata): ``rule`` names what (``file-schema-rewritten``: a data file whose
+    columns are not those of the schema file its schema id names — the history was
+    rewritten), ``snapshot_ids`` the snapshots it affects, ``path`` the file (relative to
+    the table)."""
+
+    rule: str
+    message: str
+    snapshot_ids: tuple[int, ...]
+    path: str | None = None
+    schema_id: int | None = None
+    file_columns: tuple[str, ...] = ()
+    schema_columns: tuple[str, ...] = ()
+
+    def mark(self) -> str:
+        """The short form a snapshot carrying it is marked with."""
+        return f"rewritten: a file under schema {self.schema_id} holds other columns"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message,
+                "snapshot_ids": list(self.snapshot_ids), "path": self.path,
+                "schema_id": self.schema_id, "file_columns": list(self.file_columns),
+                "schema_columns": list(self.schema_columns)}
+
+
+@dataclass(frozen=True)
 class TableHistory:
     """Everything the explorer shows of a table's past."""
 
@@ -74,6 +101,11 @@ class TableHistory:
     #: and the snapshots it lacks; None: complete
     partial: str | None = None
     missing_snapshot_ids: tuple[int, ...] = ()
+    #: finds the history's warnings (:meth:`warnings`) on demand: it reads manifests and
+    #: data file footers, which the history itself does not
+    warnings_loader: Any = field(default=None, compare=False, repr=False)
+    _warnings: list[tuple[HistoryWarning, ...]] = field(default_factory=list, init=False,
+                                                        compare=False, repr=False)
     #: snapshot id -> position in ``snapshots``, and the last trees loaded (see tree())
     _positions: dict[int, int] = field(default_factory=dict, init=False, compare=False,
                                        repr=False)
@@ -96,6 +128,27 @@ class TableHistory:
                 del self._trees[next(iter(self._trees))]
             self._trees[snapshot_id] = node
         return node
+
+    def warnings(self) -> tuple[HistoryWarning, ...]:
+        """What does not add up in this history (this branch's; each branch's history has
+        its own): data files whose columns are not their schema's after a fast-forward or a
+        schema rollback rewrote the schema files (see :mod:`schemalab.paimon.rewritten`).
+        Found on the first call (it reads every snapshot's delta manifests and a data file
+        footer per writer), then kept."""
+        if not self._warnings:
+            self._warnings.append(() if self.warnings_loader is None
+                                  else tuple(self.warnings_loader()))
+        return self._warnings[0]
+
+    def warning_marks(self) -> dict[int, str]:
+        """Snapshot id → the mark of the warnings affecting it (beside :attr:`marks`, which
+        say what became of snapshots no branch reaches)."""
+        out: dict[int, list[str]] = {}
+        for w in self.warnings():
+            for sid in w.snapshot_ids:
+                if w.mark() not in out.setdefault(sid, []):
+                    out[sid].append(w.mark())
+        return {sid: "; ".join(m) for sid, m in sorted(out.items())}
 
     def changes(self, snapshot_ids: Sequence[int] | None = None) -> list[SnapshotChange]:
         """What each snapshot (default: every one) changed: files added and removed, and
@@ -175,6 +228,10 @@ class TableHistory:
         out["refs"] = [r.to_json() for r in self.refs]
         out["branches"] = {name: h._shapes(snapshot_ids) for name, h in self.branches.items()
                            if name != MAIN}
+        # main's and every other branch's, each naming its branch
+        out["warnings"] = [{"branch": name, **w.to_json()} for name, h in
+                           [(MAIN, self), *((n, b) for n, b in self.branches.items()
+                                            if n != MAIN)] for w in h.warnings()]
         if self.partial:
             out["partial"] = {"reason": self.partial,
                               "missing_snapshot_ids": list(self.missing_snapshot_ids)}

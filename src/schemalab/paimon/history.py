@@ -37,6 +37,7 @@ from schemalab.paimon.index import (
 from schemalab.paimon.listing import BucketDirs, ManifestReader, partition_values, replay
 from schemalab.paimon.manifest import FileKind, ManifestEntry
 from schemalab.paimon.primary_key import file_key_range
+from schemalab.paimon.rewritten import history_warnings
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
 from schemalab.schema import TableSchema
@@ -132,7 +133,8 @@ def paimon_history(path: str, name: str, schemas: SchemaManager, snapshots: Snap
         prev: int | None = None
         listed = snapshots.get_all(snapshots.list_ids())
         extra = [v for k, v in (kept or {}).items() if k not in {s.id for s in listed}]
-        for snap in sorted([*listed, *extra], key=lambda s: s.id):
+        ordered = sorted([*listed, *extra], key=lambda s: s.id)
+        for snap in ordered:
             snaps.append(snapshot_node(snap, prev))
             prev = snap.id
         loader = _TreeLoader(path, schemas, snapshots, snaps, reader, {s.id: s for s in extra})
@@ -141,6 +143,9 @@ def paimon_history(path: str, name: str, schemas: SchemaManager, snapshots: Snap
             lineage=tuple(compute_lineage(versions, precomputed=True)),
             snapshots=tuple(snaps), current_schema_id=versions[-1].id if versions else None,
             tree_loader=loader, changes_loader=loader.changes,
+            warnings_loader=functools.partial(history_warnings, name, path,
+                                              schemas.table_path, schemas, ordered,
+                                              loader.reader),
             # expired from snapshot/, on no branch any more: only a tag keeps them
             marks=dict.fromkeys(sorted(s.id for s in extra), TAG_ONLY))
 

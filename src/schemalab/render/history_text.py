@@ -122,6 +122,7 @@ def history_text(h: TableHistory, flt: HistoryFilter | None = None) -> str:
         kinds = ", ".join(f"{ev.kind}@{ev.schema_id}" for ev in lin.events)
         out.append(f"  field {lin.field_id}: {' → '.join(lin.names)}  ({kinds}){flags}")
     out.extend(refs_lines(h))
+    out.extend(warning_lines(h))
     out += ["", "Snapshots:"]
     out.extend(_snapshot_lines(h, flt))
     return "\n".join(out)
@@ -144,6 +145,20 @@ def refs_lines(h: TableHistory) -> list[str]:
     return out
 
 
+def warning_lines(h: TableHistory) -> list[str]:
+    """The "Warnings:" section: what does not add up in the history (main's and each
+    branch's), each with the snapshots it affects; nothing when all is well."""
+    per = {"": h, **{n: b for n, b in h.branches.items() if n != "main"}}
+    out: list[str] = []
+    for name, b in per.items():
+        for w in b.warnings():
+            on = f"branch {name} " if name else ""
+            ids = ", ".join(map(str, w.snapshot_ids))
+            out.append(f"  {w.rule} ({on}snapshot{'s' if len(w.snapshot_ids) != 1 else ''} "
+                       f"{ids}): {w.message}")
+    return ["", "Warnings:", *out] if out else []
+
+
 def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
     snaps = list(h.snapshots)
     if flt.snapshot is not None:
@@ -158,11 +173,13 @@ def _snapshot_lines(h: TableHistory, flt: HistoryFilter) -> list[str]:
     out: list[str] = []
     changes = {c.snapshot_id: c for c in h.changes([s.id for s in snaps])}
     off_main = _off_main(h)
+    warned = h.warning_marks()
     for s in snaps:
         c = changes[s.id]
         labels = [f"branch {n}" for n in off_main.get((s.id, s.time_millis), ())]
         labels += [f"tag {n}" for n in h.tags_at(s.id)]
         labels += [h.marks[s.id]] if s.id in h.marks else []
+        labels += [warned[s.id]] if s.id in warned else []
         more = f" [{', '.join(labels)}]" if labels else ""
         op = s.summary.get("operation")
         kind = s.kind if op is None else f"{s.kind}, operation {op}"

@@ -120,8 +120,26 @@ def render_history_html(h: TableHistory, *, times: bool = True) -> str:
     keep, left = _shown(len(l_rows))
     parts.append(html_table(["field id", "names", "events", "flags"],
                             _with_gap(l_rows, keep, left, 4, "fields"), css_class="sl-lineage"))
+    parts.append(_warnings_html(h))
     parts.append(_snapshots_html(h, newest, times))
     return "".join(parts) + "</div>"
+
+
+def _warnings_html(h: TableHistory) -> str:
+    """What does not add up in the history (a rewritten history's files), in red; nothing
+    when all is well or when it cannot be checked (an unreadable manifest)."""
+    try:
+        found = list(h.warnings())
+    except Exception:  # noqa: BLE001 - the rest of the history still shows
+        return ""
+    if not found:
+        return ""
+    items = "".join(f"<li>snapshot{'s' if len(w.snapshot_ids) != 1 else ''} "
+                    f"{e(', '.join(map(str, w.snapshot_ids)))}: {e(w.message)}</li>"
+                    for w in found[:MAX_ROWS])
+    more = f"<li>… and {len(found) - MAX_ROWS} more</li>" if len(found) > MAX_ROWS else ""
+    return (f"<div class='sl-warnings' style='color:#cf222e;margin:6px 0'><b>Rewritten "
+            f"history</b><ul style='margin:2px 0'>{items}{more}</ul></div>")
 
 
 def _snapshots_html(h: TableHistory, newest: int, times: bool) -> str:

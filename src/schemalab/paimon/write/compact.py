@@ -133,7 +133,8 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             partitions: str | None = None, order_strategy: str | None = None,
             order_by: Sequence[str] = (), attempts: int = DEFAULT_ATTEMPTS,
             reader: ManifestReader | None = None) -> CompactionResult:
-    """Compact the table at ``target`` (its latest snapshot) in ``target.schema``; the check
+    """Compact the table (or branch: ``target.meta_path``) at ``target`` (its latest
+    snapshot) in ``target.schema``; the check
     that what it read is still live reads manifests through ``reader`` (the table object's,
     which read them already)."""
     schema, table = target.schema, target.name
@@ -149,7 +150,7 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     except ValueError as e:
         raise SchemaLabError(f"Table {table}: {e}", table=table, rule="cast-mode") from None
     for attempt in range(1, attempts + 1):
-        snap = SnapshotManager(target.path, table).latest()
+        snap = SnapshotManager(target.meta_path or target.path, table).latest()
         every = live(snap)
         pairs = [(e, f) for e, f in every if _in_partitions(f, schema, specs)]
         vectors = _check_deletion_vectors(every, pairs, table)
@@ -176,7 +177,8 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             # dynamic-bucket tables are not compacted here)
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
-                                 keep_index=not vectors, reader=reader)
+                                 keep_index=not vectors, reader=reader,
+                                 meta_path=target.meta_path)
         except CommitConflictError as e:
             for f in files:
                 fileio.delete(f.path)

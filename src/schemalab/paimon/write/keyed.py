@@ -144,7 +144,8 @@ def _number(target: WriteTarget, df: DataFrame, bucket_col: str) -> DataFrame:
     pos = Window.partitionBy(*[F.col(p) for p in parts], F.col(bucket_col)) \
         .orderBy(F.col(_ORD))
     df = df.withColumn(_POS, F.row_number().over(pos))
-    base = max_sequence_numbers(target.path, schema, target.reader)
+    base = max_sequence_numbers(target.path, schema, target.reader,
+                                meta_path=target.meta_path)
     if not base:
         return df.withColumn(_POS, F.col(_POS) - 1)
     part_types = [schema.type_of(k) for k in schema.partition_keys]
@@ -163,12 +164,12 @@ def _number(target: WriteTarget, df: DataFrame, bucket_col: str) -> DataFrame:
 
 
 def max_sequence_numbers(table_path: str, schema: TableSchema,
-                         reader: ManifestReader | None = None
+                         reader: ManifestReader | None = None, *, meta_path: str | None = None
                          ) -> dict[tuple[tuple[Any, ...], int], int]:
     """The highest live sequence number of each (partition values, bucket) at the latest
-    snapshot."""
+    snapshot (of the branch whose snapshot/ is under ``meta_path``; default: main's)."""
     out: dict[tuple[tuple[Any, ...], int], int] = {}
-    latest = SnapshotManager(table_path).latest()
+    latest = SnapshotManager(meta_path or table_path).latest()
     for e in [] if latest is None else live_files(table_path, latest, reader):
         key = (partition_values(e, schema), e.bucket)
         out[key] = max(out.get(key, -1), e.file.max_sequence_number)
