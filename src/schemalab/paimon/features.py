@@ -114,9 +114,12 @@ def assign_row_ids(entries: Sequence[ManifestEntry], snapshot_id: int, first_row
 def check_writable_features(schema: TableSchema, table: str, operation: str) -> None:
     """Refuse ``operation`` (INSERT, DELETE, COMPACT, ...) on a table whose features a write
     by schemalab would not maintain. An INSERT into a row-tracking table is maintained: the
-    commit assigns row ids as Java's does (:func:`assign_row_ids`)."""
+    commit assigns row ids as Java's does (:func:`assign_row_ids`); so is the compaction of
+    a data-evolution table (:mod:`schemalab.paimon.write.compact_rows`)."""
     appends = operation.startswith("INSERT") or operation.startswith("APPEND") \
         or operation.startswith("OVERWRITE")
+    # a data-evolution compaction keeps row ids (schemalab.paimon.write.compact_rows)
+    appends = appends or (operation.startswith("COMPACT") and _enabled(schema, DATA_EVOLUTION))
     for option, feature, what in (
             (DATA_EVOLUTION, "data evolution",
              "its files carry row ids that UPDATEs refer to, which a rewrite must keep"),
