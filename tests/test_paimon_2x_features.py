@@ -22,6 +22,7 @@ from schemalab.errors import UnknownTypeError, UnsupportedFeatureError
 from schemalab.paimon.features import DATA_EVOLUTION, ROW_TRACKING
 
 SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.string()), ("c", pa.string())])
+SYSTEM = ("_ROW_ID", "_SEQUENCE_NUMBER")
 ROWS = {"a": [1, 2, 3, 4], "b": ["A1", "A2", "A3", "A4"], "c": ["B1", "B2", "B3", "B4"]}
 
 
@@ -190,11 +191,11 @@ def test_system_columns_need_row_tracking(tmp_path: Path, spark: Any) -> None:
 
 @pytest.mark.parametrize("options", [{ROW_TRACKING: "true"},
                                      {ROW_TRACKING: "true", DATA_EVOLUTION: "true"}])
-def test_row_tracking_inserts_get_row_ids_and_rewrites_are_refused(
+def test_row_tracking_inserts_get_row_ids_and_compaction_keeps_them(
         tmp_path: Path, spark: Any, options: dict[str, str]) -> None:
     """An INSERT's files take the next row ids and the snapshot the next free one, as Java's
     commit assigns them (pypaimon reads ``_ROW_ID`` 4..5 for the new rows); what would
-    rewrite rows of a table with row tracking only (compaction) is refused."""
+    a compaction keeps every row's id."""
     root = tmp_path / "wh"
     path = _pypaimon_table(root, "rt", options)
     wh = sl.Warehouse(root, spark=spark)
@@ -219,16 +220,20 @@ def test_row_tracking_inserts_get_row_ids_and_rewrites_are_refused(
     rows = _pypaimon_rows(root, "rt", ["a", "_ROW_ID"])
     assert rows[-1] == {"a": 7, "_ROW_ID": 6}
     before = _listing(path)
+    tracked = _pypaimon_rows(root, "rt", ["a", "_ROW_ID", "_SEQUENCE_NUMBER"])
+    result = wh.table("default.rt").compact()
     if DATA_EVOLUTION in options:
         # compacted as Java does (tests/test_paimon_2x_compaction.py): three files are
         # fewer than its compaction.min.file-num, so nothing is written
-        assert wh.table("default.rt").compact().snapshot is None
+        assert result.snapshot is None and _listing(path) == before
     else:
-        with pytest.raises(UnsupportedFeatureError) as e:
-            wh.sql("CALL sys.compact(table => 'default.rt')")
-        assert e.value.option == ROW_TRACKING
-        assert str(e.value).startswith("COMPACT into default.rt refused")
-    assert _listing(path) == before
+        # as Java's CALL sys.compact: the rows keep their ids and sequence numbers in
+        # columns of their own (tests/test_interop_paimon_2x.py compares the layout)
+        assert result.files_after == 1 and result.files_before >= 3
+        [f] = wh.table("default.rt").data_files(result.snapshot)
+        # (Java leaves the first row id out, and pypaimon then reads _ROW_ID as NULL)
+        assert f.first_row_id == 0 and f.write_cols == ("a", "b", "c", *SYSTEM)
+        assert _pypaimon_rows(root, "rt", ["a", "_ROW_ID", "_SEQUENCE_NUMBER"]) == tracked
 
 
 def test_default_value_option_read_is_refused(tmp_path: Path, spark: Any) -> None:

@@ -32,11 +32,16 @@ from schemalab import fileio, progress
 from schemalab.engine.execute import execute
 from schemalab.engine.merge.keyed_read import merged
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
+from schemalab.engine.row_merge import ROW_ID
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.bucket import bucket_keys
-from schemalab.paimon.features import check_writable_features, data_evolution_enabled
+from schemalab.paimon.features import (
+    check_writable_features,
+    data_evolution_enabled,
+    row_tracking_enabled,
+)
 from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
@@ -360,11 +365,21 @@ def _rewrite(target: WriteTarget, plan: ReadPlan, strategy: str, order_by: Seque
             target, rows, trimmed_primary_keys(schema, target.name))
         level = max_level(schema, target.name)
     else:
-        df: DataFrame = execute(plan, spark)
+        tracked = row_tracking_enabled(schema)  # rows keep their ids in columns of their own
+        df: DataFrame = compact_rows.tracked_rows(plan, spark) if tracked \
+            else execute(plan, spark)
+        sort_by = [quote(c) for c in order_by] or ([quote(ROW_ID)] if tracked else [])
         files = write.write_files(spark, df, target.path, schema, table=target.name,
                                   bucket_column=bucket_column(schema, target.name),
-                                  sort_by=[quote(c) for c in order_by])
+                                  sort_by=sort_by)
         entries = [write.data_file_entry(f, schema) for f in files]
+        try:
+            entries = [compact_rows.tracked_entry(f, e, schema, target.name)
+                       for f, e in zip(files, entries, strict=True)] if tracked else entries
+        except BaseException:
+            for f in files:
+                fileio.delete(f.path)
+            raise
         level = 0
     return files, [dataclasses.replace(e, file=dataclasses.replace(
         e.file, level=level, file_source=int(FileSource.COMPACT))) for e in entries]

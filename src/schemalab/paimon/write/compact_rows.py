@@ -19,6 +19,13 @@ back into whole-row files while every row keeps its ``_ROW_ID``:
 
 A row's ``_SEQUENCE_NUMBER`` reads as the compacted file's largest afterwards, as after
 Java's compaction (neither writes per-row sequence numbers into the new file).
+
+A table with row tracking but no data evolution is compacted as other append tables (the
+same files chosen), and, as Java's ``CALL sys.compact`` writes it (``withWriteType(
+rowTypeWithRowTracking)``), each rewritten row keeps its ``_ROW_ID`` and
+``_SEQUENCE_NUMBER`` in columns of its own (Paimon's field ids 2147483642 and 2147483646):
+the new file has no first row id, its ``_WRITE_COLS`` name the table's columns and those
+two, its sequence numbers are the smallest and largest of its rows'.
 """
 
 from __future__ import annotations
@@ -26,28 +33,33 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.engine.plan import DataFile
-from schemalab.engine.row_merge import ROW_ID, file_label
-from schemalab.engine.spark_reader import quote
+from schemalab.engine.plan import DataFile, ReadPlan
+from schemalab.engine.row_merge import ROW_ID, SEQUENCE_NUMBER, SYSTEM_COLUMNS, file_label
+from schemalab.engine.spark_reader import all_nullable, quote
 from schemalab.errors import SchemaLabError, UnsupportedFeatureError
-from schemalab.paimon.features import DATA_EVOLUTION
+from schemalab.paimon.features import DATA_EVOLUTION, ROW_TRACKING
 from schemalab.paimon.manifest import FileKind, ManifestEntry
+from schemalab.paimon.primary_key import SEQUENCE_NUMBER_ID
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.paimon.write import files as write
 from schemalab.paimon.write.files import WriteTarget
 from schemalab.schema.table_schema import TableSchema
+from schemalab.types.model import AtomicType
+from schemalab.types.spark import FIELD_ID_KEY, spark_field, to_spark
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 Pair = tuple[ManifestEntry, DataFile]
 _MB = 1024 * 1024
 #: Paimon's defaults of ``source.split.open-file-cost`` and ``compaction.min.file-num``
 OPEN_FILE_COST = 4 * _MB
 MIN_FILE_NUM = 5
+#: Paimon's ``SpecialFields.ROW_ID`` field id (a stored ``_ROW_ID`` column)
+ROW_ID_FIELD_ID = 2**31 - 6
 
 
 @dataclass(frozen=True)
@@ -175,6 +187,8 @@ def rewrite_task(target: WriteTarget, task: RangeTask, snap: Snapshot | None,
                  ) -> tuple[write.WrittenFile, ManifestEntry]:
     """Write one task's rows as one file, in row-id order, and its ADD entry (first row id,
     sequence numbers and every column, as Java's ``DataEvolutionNormalCompactTask``)."""
+    from pyspark.sql import functions as F
+
     from schemalab.engine.execute import execute
     from schemalab.paimon.data_evolution import plan_row_tracking_read, with_system_columns
 
@@ -182,6 +196,7 @@ def rewrite_task(target: WriteTarget, task: RangeTask, snap: Snapshot | None,
     plan = with_system_columns(
         plan_row_tracking_read(table, schema, snap, task.files, schema_of), [ROW_ID])
     df = execute(plan, spark)
+    df = df.select(*with_field_ids(schema), F.col(ROW_ID))
     written = write.write_files(spark, df, target.path, schema, table=table,
                                 sort_by=[quote(ROW_ID)], drop=[ROW_ID])
     if len(written) != 1 or written[0].row_count != task.row_count:
@@ -204,3 +219,69 @@ def rewrite_task(target: WriteTarget, task: RangeTask, snap: Snapshot | None,
 def deletes(task: RangeTask) -> list[ManifestEntry]:
     return [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
             for e, _ in task.pairs]
+
+
+def with_field_ids(schema: TableSchema) -> list[Column]:
+    """The table's columns labelled with their field ids (a merge by row id or a fold
+    through structs loses the ids Spark writes into the file)."""
+    from pyspark.sql import functions as F
+
+    return [F.col(quote(f.name)).cast(all_nullable(to_spark(f.type)))
+            .alias(f.name, metadata=spark_field(f).metadata) for f in schema.fields]
+
+
+def tracked_rows(plan: ReadPlan, spark: SparkSession) -> DataFrame:
+    """A row-tracking table's rows with their ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` as
+    columns of their own, labelled with Paimon's field ids."""
+    from pyspark.sql import functions as F
+
+    from schemalab.engine.execute import execute
+    from schemalab.paimon.data_evolution import with_system_columns
+
+    df = execute(with_system_columns(plan, list(SYSTEM_COLUMNS)), spark)
+    return df.select(*with_field_ids(plan.target),
+                     F.col(ROW_ID).alias(ROW_ID, metadata={FIELD_ID_KEY: ROW_ID_FIELD_ID}),
+                     F.col(SEQUENCE_NUMBER).alias(SEQUENCE_NUMBER,
+                                                  metadata={FIELD_ID_KEY: SEQUENCE_NUMBER_ID}))
+
+
+def _footer_range(meta: Any, column: str, path: str) -> tuple[int, int]:
+    index = meta.schema.to_arrow_schema().get_field_index(column)
+    stats = [meta.row_group(i).column(index).statistics for i in range(meta.num_row_groups)]
+    if not stats or any(st is None or not st.has_min_max for st in stats):
+        raise SchemaLabError(f"{path}: no statistics of {column} in its footer",
+                             rule="internal-error")
+    return min(st.min for st in stats), max(st.max for st in stats)
+
+
+def tracked_entry(f: write.WrittenFile, entry: ManifestEntry, schema: TableSchema, table: str
+                  ) -> ManifestEntry:
+    """The ADD entry of a file :func:`tracked_rows` wrote, sorted by row id: its columns
+    (the table's, then the two stored ones), its rows' smallest and largest sequence numbers
+    (from the footer), value statistics named (they cover the table's columns only) and, as
+    its rows' ids are consecutive, its first row id.
+
+    Java's compaction leaves the first row id out, and pypaimon 2.1 then reads every
+    ``_ROW_ID`` of the file as NULL (it does not read the stored column); with the first
+    row id each engine reads the same ids (Java takes the stored ones, pypaimon counts
+    from the first). Rows whose ids are not consecutive (a partition's rows between
+    other partitions' ids, a sorted compaction) cannot be given one, so such a compaction
+    is refused."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(fileio.open_input(f.path)).metadata
+    lo, hi = _footer_range(meta, SEQUENCE_NUMBER, f.path)
+    first, last = _footer_range(meta, ROW_ID, f.path)
+    if last - first + 1 != f.row_count:
+        raise UnsupportedFeatureError(
+            f"COMPACT of {table} refused: the rows it would put in one file have the row ids "
+            f"{first}..{last} with gaps ({f.row_count} rows; other partitions' rows or a "
+            "sort order between them), so the file could not name a first row id, and "
+            "pypaimon 2.1 reads the _ROW_ID of such a file as NULL. Nothing was written.",
+            table=table, feature="row tracking", option=ROW_TRACKING)
+    names = entry.file.value_stats_cols or tuple(
+        fl.name for fl in schema.fields if isinstance(fl.type, AtomicType))
+    return dataclasses.replace(entry, file=dataclasses.replace(
+        entry.file, min_sequence_number=lo, max_sequence_number=hi, first_row_id=first,
+        write_cols=(*(fl.name for fl in schema.fields), *SYSTEM_COLUMNS),
+        value_stats_cols=names))
