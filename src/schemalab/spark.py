@@ -44,6 +44,9 @@ SESSION_SQL_CONF = {
     # type, which pyarrow 19 and Paimon's Parquet reader cannot open ("Thrift LogicalType
     # that is not recognized").
     "spark.sql.parquet.variant.annotateLogicalType.enabled": "false",
+    # ... and unshredded, as Java writes it unless told (`variant.shreddingSchema`): Spark
+    # 4.3 shreds by default, into `typed_value` groups without the field ids Java needs.
+    "spark.sql.variant.writeShredding.enabled": "false",
 }
 
 
