@@ -130,3 +130,28 @@ def test_variant_cannot_be_retyped(tmp_path: Path, spark: Any) -> None:
     with pytest.raises(sl.SchemaLabError) as e:
         wh.sql("ALTER TABLE vt ALTER COLUMN k TYPE VARIANT")
     assert e.value.column == "k"
+
+
+def test_shredded_variant_reads_as_pypaimon_wrote_it(tmp_path: Path, spark: Any) -> None:
+    """pypaimon's static shredding (``variant.shreddingSchema``): the column is a group of
+    ``metadata``, ``value`` and a ``typed_value`` group per shredded key; Spark 4 reassembles
+    it, so the values read as they were written."""
+    from pypaimon import Schema
+
+    shredding = {"type": "ROW", "fields": [{"id": 0, "name": "v", "type": {
+        "type": "ROW", "fields": [{"id": 0, "name": "a", "type": "BIGINT"}]}}]}
+    root = tmp_path / "wh"
+    cat = _catalog(root)
+    schema = pa.schema([("id", pa.int32()), ("v", _VARIANT)])
+    cat.create_table("default.vt", Schema.from_pyarrow_schema(
+        schema, options={"variant.shreddingSchema": json.dumps(shredding)}), False)
+    values = [{"a": 1, "b": "x"}, {"a": 2}, {"c": [3]}, None]
+    _write(cat, pa.table({"id": pa.array(range(1, 5), pa.int32()), "v": _variants(values)},
+                         schema=schema))
+    path = root / "default.db" / "vt"
+    [data] = [p for p in path.rglob("*.parquet")]
+    import pyarrow.parquet as pq
+
+    assert "typed_value" in str(pq.ParquetFile(data).schema)
+    got = {r["id"]: _json(r["v"]) for r in sl.open_table(path, spark=spark).read().collect()}
+    assert got == dict(enumerate(values, start=1)) == _pypaimon_values(root, "v")
