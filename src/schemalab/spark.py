@@ -39,6 +39,14 @@ SESSION_SQL_CONF = {
     # Paimon's TIME maps to Spark's TimeType, which Spark 4.3 still keeps behind this flag
     # (without it any table with a TIME column fails to read or write).
     "spark.sql.timeType.enabled": "true",
+    # A VARIANT column as Java Paimon 2.0 and pypaimon write it: a plain group of `value`
+    # and `metadata` binaries. Spark 4.1+ annotates the group with Parquet's VARIANT logical
+    # type, which pyarrow 19 and Paimon's Parquet reader cannot open ("Thrift LogicalType
+    # that is not recognized").
+    "spark.sql.parquet.variant.annotateLogicalType.enabled": "false",
+    # ... and unshredded, as Java writes it unless told (`variant.shreddingSchema`): Spark
+    # 4.3 shreds by default, into `typed_value` groups without the field ids Java needs.
+    "spark.sql.variant.writeShredding.enabled": "false",
 }
 
 

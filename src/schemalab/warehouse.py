@@ -29,6 +29,7 @@ from schemalab.errors import (
 from schemalab.history.names import close_names, unresolved_column
 from schemalab.iceberg.write import WritableIcebergTable, hadoop
 from schemalab.paimon import calls, paths
+from schemalab.paimon.features import row_tracking_enabled as tracks_rows
 from schemalab.paimon.refs import BRANCH_SUFFIX
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.schema.apply import new_table_schema
@@ -55,7 +56,7 @@ from schemalab.sql import (
 )
 from schemalab.sql.queries import Versioned, versioned_tables, view_name
 from schemalab.sql.split import partly_applied
-from schemalab.sql.system_columns import hide_from_stars, names_system_columns
+from schemalab.sql.system_columns import hide_from_stars, named_system_columns
 from schemalab.table import Table
 from schemalab.warehouse_iceberg import (
     create_iceberg,
@@ -447,17 +448,18 @@ class Warehouse:
                 view = view_name(db, f"{table}\x00{version!r}")
                 self._version_read(name, version).createOrReplaceTempView(view)
                 mapping[(name, version)] = view
-        # a one-table query naming _ROW_ID / _SEQUENCE_NUMBER: Paimon's metadata columns
-        hidden = names_system_columns(sql) if len(tables) == 1 else ()
+        # _ROW_ID / _SEQUENCE_NUMBER named (a._ROW_ID in a join): Paimon's metadata columns
+        named, hidden = named_system_columns(sql), set[str]()
         for name in tables:
             db, table = self.resolve(name)
             try:
                 # one table object per table: it reads each file once
                 t = self._open_any(name)
-                df = t.read(system_columns=hidden) if hidden and isinstance(t, Table) \
+                cols = named.of(name, isinstance(t, Table) and tracks_rows(t.schema))
+                df = t.read(system_columns=cols) if cols and isinstance(t, Table) \
                     else t.read()
-            except TableNotFoundError:
-                hidden = ()  # a system table ($row_tracking) has them as columns
+                hidden.update(cols)
+            except TableNotFoundError:  # a system table ($row_tracking) has them as columns
                 system = self._system_table(db, table)
                 if system is None:
                     continue  # a Spark table or view of the user's; let Spark resolve it
@@ -467,8 +469,8 @@ class Warehouse:
             mapping[name] = view
         try:
             query = rewrite_tables(sql, mapping) if mapping else sql
-            return self.spark.sql(hide_from_stars(query, hidden) if hidden and mapping
-                                  else query)
+            return self.spark.sql(hide_from_stars(query, tuple(sorted(hidden)))
+                                  if hidden and mapping else query)
         except Exception as e:
             error = unresolved_column(e, [t for t in map(self._open_or_none, tables) if t])
             if error is None:

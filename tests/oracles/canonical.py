@@ -102,6 +102,12 @@ def canon_binary(value: bytes | bytearray | memoryview) -> str:
     return "B:" + bytes(value).hex()
 
 
+def canon_variant(json_text: str) -> str:
+    """A VARIANT by its JSON text (Paimon's ``Variant.toJson``, Spark's ``VariantVal.toJson``:
+    both Spark's algorithm), keys sorted and numbers as Python prints them."""
+    return "V:" + json.dumps(json.loads(json_text), sort_keys=True, separators=(",", ":"))
+
+
 def canon_struct(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     return {"struct": [[name, v] for name, v in pairs]}
 
@@ -150,6 +156,8 @@ def canonical_value(value: Any, dtype: Any) -> Any:
         return canon_binary(value)
     if isinstance(dtype, st.StringType | st.CharType | st.VarcharType):
         return str(value)
+    if isinstance(dtype, st.VariantType):
+        return canon_variant(value.toJson())
     if isinstance(dtype, st.ArrayType):
         return [canonical_value(v, dtype.elementType) for v in value]
     if isinstance(dtype, st.MapType):

@@ -353,6 +353,9 @@ class Values:
                 vals = self.array([p[1] for p in pairs], PType(self.IntType(False)))
                 vser = self.IntType(False)
             w.writeMap(pos, self.BinaryMap.valueOf(keys, vals), self.MapSer(kt.java, vser))
+        elif r == "VARIANT":  # its JSON text (GenericVariant.fromJson)
+            w.writeVariant(pos, self.jvm.org.apache.paimon.data.variant.GenericVariant
+                           .fromJson(_strip(v, "V:")))
         elif r == "ROW":
             if isinstance(v, dict) and "struct" in v:
                 vals = [x[1] for x in v["struct"]]
@@ -423,6 +426,9 @@ class Values:
             vt = t.value if r == "MAP" else PType(self.IntType(False))
             return C.canon_map((self.read(ks, i, kt), self.read(vs, i, vt))
                                for i in range(m.size()))
+        if r == "VARIANT":
+            return C.canon_variant(getters.getVariant(pos).toJson(
+                self.jvm.java.time.ZoneOffset.UTC))
         if r == "ROW":
             row = getters.getRow(pos, len(t.fields))
             return C.canon_struct((name, self.read(row, i, ft))
@@ -746,6 +752,9 @@ class Worker:
         append tables."""
         table = self.table(req)
         mode = table.bucketMode().name()
+        if mode == "BUCKET_UNAWARE" and not self.bridge \
+                and table.coreOptions().dataEvolutionEnabled():
+            return self._compact_data_evolution(table)
         if mode == "BUCKET_UNAWARE":
             return self._compact_unaware(table)
         rb = self.Util.getReadBuilder(table)
@@ -759,6 +768,28 @@ class Worker:
                 write.compact(partition, bucket, True)
 
         return {"snapshot_id": self.commit(table, fill), "buckets": len(targets)}
+
+    def _compact_data_evolution(self, table: Any) -> Any:
+        """What Spark's ``CALL sys.compact`` runs on a data-evolution table (Paimon 2.x's
+        ``CompactProcedure.compactDataEvolutionTable``): the coordinator's tasks, each
+        compacted and all committed at once."""
+        snapshot = table.snapshotManager().latestSnapshot()
+        if snapshot is None:
+            return {"snapshot_id": None, "tasks": 0}
+        coordinator = self.P.append.dataevolution.DataEvolutionCompactCoordinator(
+            table, False, False, snapshot)
+        tasks = list(coordinator.plan())
+        if not tasks:
+            return {"snapshot_id": None, "tasks": 0}
+        user = "java-paimon-oracle"
+        messages = [task.doCompact(table, user) for task in tasks]
+        commit = table.newCommit(user)
+        try:
+            commit.commit(messages)
+        finally:
+            commit.close()
+        return {"snapshot_id": int(table.snapshotManager().latestSnapshotId()),
+                "tasks": len(tasks)}
 
     def _compact_unaware(self, table: Any) -> Any:
         """One UnawareAppendCompactionTask per partition holding every live file (the
@@ -778,6 +809,11 @@ class Worker:
         wb = self.Util.getBatchWriteBuilder(table)
         write = table.store().newWrite("java-paimon-oracle")
         write.withIOManager(self.io_manager)
+        if not self.bridge and table.coreOptions().rowTrackingEnabled():
+            # as Spark's CompactProcedure: the rewritten rows keep their row ids and
+            # sequence numbers in columns of their own
+            write.withWriteType(self.P.table.SpecialFields.rowTypeWithRowTracking(
+                table.rowType()))
         try:
             messages = [task.doCompact(table, write) for task in tasks]
             commit = wb.newCommit()

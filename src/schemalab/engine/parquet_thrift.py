@@ -209,6 +209,7 @@ def drop(fields: Struct, fid: int) -> None:
 _SCHEMA, _KEY_VALUE_METADATA = 2, 5
 # SchemaElement
 _TYPE, _NAME, _NUM_CHILDREN, _CONVERTED_TYPE, _LOGICAL_TYPE = 1, 4, 5, 6, 10
+_FIELD_ID = 9
 # Type
 INT32, INT64, INT96 = 1, 2, 3
 # ConvertedType
@@ -288,13 +289,19 @@ def read_footer(path: str) -> tuple[int, Struct]:
 
 
 def annotate_columns(path: str, annotations: Mapping[tuple[str, ...], Annotation],
-                     int96: Sequence[tuple[str, ...]] = ()) -> None:
-    """Give the leaf columns at ``annotations``' paths their logical types, and drop Spark's
-    own schema from the file's metadata (it would still say BIGINT). The columns at
-    ``int96`` paths are checked to be INT96. The file is rewritten from its footer on; its
-    data stay where they are."""
+                     int96: Sequence[tuple[str, ...]] = (),
+                     field_ids: Mapping[tuple[str, ...], int] | None = None) -> None:
+    """Give the leaf columns at ``annotations``' paths their logical types (and those at
+    ``field_ids``' paths their field ids), and drop Spark's own schema from the file's
+    metadata (it would still say BIGINT). The columns at ``int96`` paths are checked to be
+    INT96. The file is rewritten from its footer on; its data stay where they are."""
     start, meta = read_footer(path)
     leaves = _leaf_paths(get(meta, _SCHEMA).values)
+    for col, fid in (field_ids or {}).items():
+        element = leaves.get(col)
+        if element is None:
+            raise CorruptFileError(path, f"has no column {'.'.join(col)}")
+        put(element, _FIELD_ID, CT_I32, fid)
     for col, a in annotations.items():
         element = leaves.get(col)
         if element is None or get(element, _TYPE) != a.physical:

@@ -60,6 +60,8 @@ if TYPE_CHECKING:  # pragma: no cover
 R = TypeRoot
 #: stored as a BIGINT of milliseconds / microseconds, or an INT of milliseconds of the day
 _MILLIS, _MICROS, _TIME, _INT96 = "millis", "micros", "time-millis", "int96"
+#: not a storage of its own: a VARIANT group, whose two binaries get field ids
+_VARIANT = "variant"
 
 
 def _storage(t: AtomicType, nested: bool) -> str | None:
@@ -110,6 +112,9 @@ class ColumnStorage:
     convert: Callable[[Column], Column] | None
     annotations: tuple[tuple[tuple[str, ...], Annotation], ...] = ()
     int96: tuple[tuple[str, ...], ...] = ()
+    #: leaf columns Java needs a Parquet field id on that Spark writes none for: a VARIANT's
+    #: ``value`` (0) and ``metadata`` (1), as Paimon's ParquetSchemaConverter writes them
+    field_ids: tuple[tuple[tuple[str, ...], int], ...] = ()
 
 
 #: one leaf column below a node: (its Parquet path from there, how it is stored, whether it
@@ -124,6 +129,8 @@ class _Conversions(TypeVisitor[_Node]):
         self.nested = nested
 
     def atomic(self, t: AtomicType) -> _Node:
+        if t.root is R.VARIANT:
+            return None, (((), _VARIANT, False),)
         how = _storage(t, self.nested)
         if how is None:
             return None, ()
@@ -227,9 +234,11 @@ def column_storage(t: DataType) -> ColumnStorage:
     annotations = tuple(
         (p, Annotation("time" if how == _TIME else "timestamp",
                        "MICROS" if how == _MICROS else "MILLIS", how == _TIME or local))
-        for p, how, local in leaves if how != _INT96)
+        for p, how, local in leaves if how not in (_INT96, _VARIANT))
+    field_ids = tuple(((*p, child), fid) for p, how, _ in leaves if how == _VARIANT
+                      for child, fid in (("value", 0), ("metadata", 1)))
     return ColumnStorage(convert, annotations,
-                         tuple(p for p, how, _ in leaves if how == _INT96))
+                         tuple(p for p, how, _ in leaves if how == _INT96), field_ids)
 
 
 def _cast_to(fn: Callable[[Column], Column], spark_type: object) -> Callable[[Column], Column]:

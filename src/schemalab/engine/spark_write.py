@@ -64,7 +64,7 @@ def as_java_stores(df: DataFrame, schema: TableSchema, key_prefix: str = ""
         if f is None and key_prefix and sf.name.startswith(key_prefix):
             f = schema.field(sf.name[len(key_prefix):])
         how = column_storage(f.type) if f is not None else None
-        if how is None or (how.convert is None and not how.int96):
+        if how is None or (how.convert is None and not how.int96 and not how.field_ids):
             cols.append(F.col(quote(sf.name)))
             continue
         storage[sf.name] = how
@@ -76,8 +76,9 @@ def as_java_stores(df: DataFrame, schema: TableSchema, key_prefix: str = ""
 def complete_footer(path: str, storage: dict[str, ColumnStorage]) -> None:
     annotations = {(name, *p): a for name, how in storage.items() for p, a in how.annotations}
     int96 = [(name, *p) for name, how in storage.items() for p in how.int96]
-    if annotations or int96:
-        annotate_columns(path, annotations, int96)
+    ids = {(name, *p): i for name, how in storage.items() for p, i in how.field_ids}
+    if annotations or int96 or ids:
+        annotate_columns(path, annotations, int96, ids)
 
 
 def staged_parquet_files(staging: str, storage: dict[str, ColumnStorage] | None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from schemalab.engine.plan import DataFile, ReadPlan, RowMerge, plan_read
 from schemalab.engine.row_merge import SYSTEM_COLUMNS, plan_row_merge
 from schemalab.engine.spark_reader import quote
-from schemalab.errors import SchemaLabError, UnsupportedFeatureError
+from schemalab.errors import SchemaLabError
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
@@ -74,7 +74,8 @@ DATA_SYSTEM_TABLES = ("audit_log", "row_tracking")
 def data_system_table(t: Table, name: str) -> DataFrame:
     """Paimon's ``$row_tracking`` (the table's columns, then ``_ROW_ID`` and
     ``_SEQUENCE_NUMBER``: Java's ``RowTrackingTable``) and ``$audit_log`` (``rowkind``, then
-    the table's columns: Java's ``AuditLogTable``; an append table's rows are all ``+I``)."""
+    the table's columns: Java's ``AuditLogTable``; an append table's rows are all ``+I``, a
+    primary-key table's as :mod:`schemalab.paimon.audit_log` reads them)."""
     from pyspark.sql import functions as F
 
     from schemalab.paimon.features import row_tracking_enabled
@@ -86,10 +87,8 @@ def data_system_table(t: Table, name: str) -> DataFrame:
                 "'row-tracking.enabled' = 'true'.", table=t.name, rule="row-tracking-columns")
         return t.read(system_columns=list(SYSTEM_COLUMNS))
     if t.schema.primary_keys:
-        raise UnsupportedFeatureError(
-            f"Table {t.name}: $audit_log of a primary-key table returns each key's merged "
-            "row with its row kind (+I, +U, -D kept); schemalab reads $audit_log of append "
-            "tables only.", table=t.name, feature="$audit_log of a primary-key table",
-            option="primary-key")
+        from schemalab.paimon.audit_log import keyed_audit_log
+
+        return keyed_audit_log(t)
     df = t.read()
     return df.select(F.lit("+I").alias("rowkind"), *[F.col(quote(c)) for c in df.columns])

@@ -17,7 +17,7 @@ table is maintained: its commit assigns the new files' first row ids as Java's d
     >>> from schemalab.types.model import DataField, INT
     >>> s = TableSchema(0, (DataField(0, "a", INT()),), 0, options={"row-tracking.enabled": "true"})
     >>> try:
-    ...     check_writable_features(s, "default.t", "COMPACT")
+    ...     check_writable_features(s, "default.t", "DELETE")
     ... except UnsupportedFeatureError as e:
     ...     print(e.rule, "|", e.feature, "|", e.option)
     unsupported-feature | row tracking | row-tracking.enabled
@@ -114,9 +114,12 @@ def assign_row_ids(entries: Sequence[ManifestEntry], snapshot_id: int, first_row
 def check_writable_features(schema: TableSchema, table: str, operation: str) -> None:
     """Refuse ``operation`` (INSERT, DELETE, COMPACT, ...) on a table whose features a write
     by schemalab would not maintain. An INSERT into a row-tracking table is maintained: the
-    commit assigns row ids as Java's does (:func:`assign_row_ids`)."""
+    commit assigns row ids as Java's does (:func:`assign_row_ids`); so is the compaction of
+    an append table (:mod:`schemalab.paimon.write.compact_rows`)."""
     appends = operation.startswith("INSERT") or operation.startswith("APPEND") \
         or operation.startswith("OVERWRITE")
+    # a compaction keeps row ids (schemalab.paimon.write.compact_rows)
+    appends = appends or (operation.startswith("COMPACT") and not schema.primary_keys)
     for option, feature, what in (
             (DATA_EVOLUTION, "data evolution",
              "its files carry row ids that UPDATEs refer to, which a rewrite must keep"),

@@ -32,15 +32,21 @@ from schemalab import fileio, progress
 from schemalab.engine.execute import execute
 from schemalab.engine.merge.keyed_read import merged
 from schemalab.engine.plan import DataFile, ReadPlan, plan_read
+from schemalab.engine.row_merge import ROW_ID
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon import commit as commits
 from schemalab.paimon.bucket import bucket_keys
-from schemalab.paimon.features import check_writable_features
+from schemalab.paimon.features import (
+    check_writable_features,
+    data_evolution_enabled,
+    row_tracking_enabled,
+)
 from schemalab.paimon.listing import ManifestReader, live_files
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.paimon.primary_key import check_readable, check_writable, trimmed_primary_keys
 from schemalab.paimon.snapshot import Snapshot, SnapshotManager
+from schemalab.paimon.write import compact_rows
 from schemalab.paimon.write import files as write
 from schemalab.paimon.write import keyed as pk_write
 from schemalab.paimon.write.bucket_column import bucket_column
@@ -143,6 +149,8 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     strategy = (order_strategy or "none").strip().lower()
     _check_arguments(schema, table, strategy, order_by)
     specs = parse_partitions(partitions, schema, table)
+    if data_evolution_enabled(schema):
+        return _compact_row_ranges(target, live, schema_of, specs, attempts, reader)
     if schema.primary_keys:
         check_writable(schema, table)  # fixed buckets: rows are bucketed again on write
     try:
@@ -194,6 +202,47 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _compact_row_ranges(target: WriteTarget, live: LiveFiles,
+                        schema_of: Callable[[int], TableSchema],
+                        specs: list[dict[str, str]] | None, attempts: int,
+                        reader: ManifestReader | None) -> CompactionResult:
+    """A data-evolution table's compaction (:mod:`~schemalab.paimon.write.compact_rows`):
+    the files of consecutive row-id ranges rewritten into one file each, row ids kept."""
+    schema, table = target.schema, target.name
+    for attempt in range(1, attempts + 1):
+        snap = SnapshotManager(target.path, table).latest()
+        pairs = [(e, f) for e, f in live(snap) if _in_partitions(f, schema, specs)]
+        tasks = compact_rows.plan_tasks(pairs, schema, table, _target_file_size(schema))
+        if not tasks:
+            return CompactionResult(table, None, attempts=attempt)
+        gone = [d for t in tasks for d in compact_rows.deletes(t)]
+        files: list[write.WrittenFile] = []
+        try:
+            added: list[ManifestEntry] = []
+            with progress.task(f"compacting {table}", len(gone), "files") as done:
+                for t in tasks:
+                    f, e = compact_rows.rewrite_task(target, t, snap, schema_of, target.spark)
+                    files.append(f)
+                    added.append(e)
+                    done.advance(len(t.pairs))
+            new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
+                                 replaces=_still_live(target.path, gone, table, reader),
+                                 reader=reader)
+        except CommitConflictError as e:
+            for f in files:
+                fileio.delete(f.path)
+            if e.rule == "compaction-conflict" and attempt < attempts:
+                continue
+            raise
+        except BaseException:
+            for f in files:
+                fileio.delete(f.path)
+            raise
+        buckets = len({t.pairs[0][0].partition for t in tasks})  # bucket 0 of each partition
+        return CompactionResult(table, new, len(gone), len(added), buckets, attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _check_arguments(schema: TableSchema, table: str, strategy: str,
                      order_by: Sequence[str]) -> None:
     if strategy not in ORDER_STRATEGIES:
@@ -205,6 +254,11 @@ def _check_arguments(schema: TableSchema, table: str, strategy: str,
             raise SchemaLabError(f"Table {table}: order_strategy \"none\" cannot work with "
                                  "order_by columns.", table=table, rule="compact-order")
         return
+    if data_evolution_enabled(schema):
+        raise SchemaLabError(f"Table {table}: order_strategy '{strategy}' would reorder the "
+                             "rows of a data-evolution table, whose row ids are their "
+                             "positions; it compacts by row-id range only.", table=table,
+                             rule="compact-order")
     if schema.primary_keys or schema.int_option("bucket", -1, table) != -1:
         raise SchemaLabError(f"Table {table}: Spark compact with sort_type {strategy} only "
                              "support unaware-bucket append-only table yet.", table=table,
@@ -313,11 +367,21 @@ def _rewrite(target: WriteTarget, plan: ReadPlan, strategy: str, order_by: Seque
             target, rows, trimmed_primary_keys(schema, target.name))
         level = max_level(schema, target.name)
     else:
-        df: DataFrame = execute(plan, spark)
+        tracked = row_tracking_enabled(schema)  # rows keep their ids in columns of their own
+        df: DataFrame = compact_rows.tracked_rows(plan, spark) if tracked \
+            else execute(plan, spark)
+        sort_by = [quote(c) for c in order_by] or ([quote(ROW_ID)] if tracked else [])
         files = write.write_files(spark, df, target.path, schema, table=target.name,
                                   bucket_column=bucket_column(schema, target.name),
-                                  sort_by=[quote(c) for c in order_by])
+                                  sort_by=sort_by)
         entries = [write.data_file_entry(f, schema) for f in files]
+        try:
+            entries = [compact_rows.tracked_entry(f, e, schema, target.name)
+                       for f, e in zip(files, entries, strict=True)] if tracked else entries
+        except BaseException:
+            for f in files:
+                fileio.delete(f.path)
+            raise
         level = 0
     return files, [dataclasses.replace(e, file=dataclasses.replace(
         e.file, level=level, file_source=int(FileSource.COMPACT))) for e in entries]

@@ -91,11 +91,12 @@ class WrittenFile:
 
 def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: TableSchema, *,
                 bucket_column: Any = None, sort_by: Sequence[str] | None = None,
-                table: str | None = None) -> list[WrittenFile]:
+                table: str | None = None, drop: Sequence[str] = ()) -> list[WrittenFile]:
     """Write ``df`` (already in ``schema``) as Paimon data files. ``bucket_column`` is a Spark
     column expression giving each row's bucket for fixed-bucket tables (else bucket 0).
     ``sort_by`` (primary-key files) writes one file per bucket, its rows sorted by those
-    columns. Returns the files in their final places; no snapshot references them yet."""
+    columns; ``drop`` names columns (of ``sort_by``) left out of the files once sorted.
+    Returns the files in their final places; no snapshot references them yet."""
     from pyspark.sql import functions as F
 
     staging = os.path.join(table_path, f"{STAGING_PREFIX}{uuid.uuid4().hex}")
@@ -117,6 +118,8 @@ def write_files(spark: SparkSession, df: DataFrame, table_path: str, schema: Tab
         out = out.repartition(*group_cols) if group_cols else out.coalesce(1)
         if group_cols or sort_by:  # an unpartitioned, unbucketed, unsorted write: one file
             out = out.sortWithinPartitions(*group_cols, *sort_by)
+    if drop:
+        out = out.drop(*drop)
     try:
         writer = out.write.mode("overwrite").option("compression", "zstd") \
             .option("parquet.block.size", str(ROW_GROUP_BYTES)) \
