@@ -80,10 +80,11 @@ def test_nested_moves(version: int, tmp_path: Path, spark: Any) -> None:
             assert _struct_names(t, "s") == order, statement
     moved = {f.name: f.id for f in next(f for f in t.schema.fields if f.name == "s").type.fields}
     assert {k: moved[k] for k in ids} == ids
-    value = next(f for f in t.schema.fields if f.name == "m").type.value_type
+    value = next(f for f in t.schema.fields if f.name == "m").type.value
     assert [f.name for f in value.fields] == ["j", "k"]
-    wh.sql("INSERT INTO t (a, s) VALUES (2, named_struct('v', 7L, 'z', 20, 'w', 21, "
-           "'y', 'two', 'x', 2))")
+    # (m given: pyiceberg reads a NULL map as an empty one)
+    wh.sql("INSERT INTO t (a, s, m) VALUES (2, named_struct('z', 20, 'w', 21, 'y', 'two', "
+           "'x', 2, 'v', 7L), map('k2', named_struct('j', 3, 'k', 4)))")
     rows = {r.a: r.s.asDict() for r in wh.sql("SELECT a, s FROM t").collect()}
     assert rows[1] == {"z": 10, "w": None, "y": "one", "x": 1, "v": None}
     assert rows[2] == {"z": 20, "w": 21, "y": "two", "x": 2, "v": 7}
