@@ -1,7 +1,8 @@
 """Iceberg ALTERs of issue 24 judged by pyiceberg: ``ALTER COLUMN c SET DEFAULT`` / ``DROP
-DEFAULT`` (format v3: the write default only; the initial default stays what ADD COLUMN
-fixed), INSERTs that leave the column out, and nested ``FIRST`` / ``AFTER`` (a field moves
-only within its struct), with Iceberg's messages. Java Iceberg judges the same statements in
+DEFAULT`` (the write default only; the initial default stays what ADD COLUMN fixed; like
+Java 1.12, v1 and v2 take a write default too), INSERTs that leave the column out, and
+nested ``FIRST`` / ``AFTER`` (a field moves only within its struct), with Iceberg's
+messages. Java Iceberg judges the same statements in
 ``tests/test_interop_iceberg_alter_more.py``."""
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def test_set_and_drop_default(tmp_path: Path, spark: Any) -> None:
 
 
 @pytest.mark.parametrize(("statement", "message"), [
-    ("ALTER TABLE t ALTER COLUMN n SET DEFAULT 'zz'", "Cannot cast default value to int: zz"),
+    ("ALTER TABLE t ALTER COLUMN n SET DEFAULT 'zz'", 'Cannot cast default value to int: "zz"'),
     ("ALTER TABLE t ALTER COLUMN s SET DEFAULT 1",
      "Invalid default value for struct<x: int>: 1 (must be null)"),
     ("ALTER TABLE t ALTER COLUMN nope SET DEFAULT 1", "Cannot update missing column: nope"),
@@ -177,11 +178,17 @@ def test_refused_defaults(statement: str, message: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("version", [1, 2])
-def test_defaults_need_v3(version: int, tmp_path: Path) -> None:
+def test_write_default_before_v3_as_java(version: int, tmp_path: Path) -> None:
+    """Java 1.12's ``updateColumnDefault`` takes a write default in v1 and v2 too (its
+    ``Schema.checkCompatibility`` checks initial defaults only, see the interop test), so
+    SET DEFAULT does; ADD COLUMN .. DEFAULT, which sets the initial default, is refused."""
     wh = sl.Warehouse(tmp_path, format="iceberg")
     wh.sql(f"CREATE TABLE t (n INT) TBLPROPERTIES ('format-version' = '{version}')")
-    with pytest.raises(SchemaLabError, match=rf"Invalid schema for v{version}:\n- Invalid write "
-                                             r"default for n: non-null default \(5\) is not "
-                                             "supported until v3") as e:
-        wh.sql("ALTER TABLE t ALTER COLUMN n SET DEFAULT 5")
-    assert e.value.rule == "iceberg-column-default" and e.value.column == "n"
+    wh.sql("ALTER TABLE t ALTER COLUMN n SET DEFAULT 5")
+    assert _field_json(wh.table("t"), "n") == {"id": 1, "name": "n", "required": False,
+                                               "type": "int", "write-default": 5}
+    with pytest.raises(SchemaLabError, match=rf"Invalid schema for v{version}:\n- Invalid "
+                                             r"initial default for c: non-null default \(7\) "
+                                             "is not supported until v3") as e:
+        wh.sql("ALTER TABLE t ADD COLUMN c INT DEFAULT 7")
+    assert e.value.rule == "iceberg-column-default" and e.value.column == "c"

@@ -86,3 +86,8 @@ class JavaIceberg(JavaPaimon):
                           count: int) -> list[str]:
         return self.run("commit_properties", warehouse=str(warehouse), table=table,
                         prefix=prefix, count=count)
+
+    def partition_check(self, warehouse: Any, table: str) -> dict[str, Any]:
+        """Per data file: its manifest's partition tuple and Java's ``PartitionKey`` of each
+        of its rows, as partition paths (worker op ``partition_check``)."""
+        return self.run("partition_check", warehouse=str(warehouse), table=table)

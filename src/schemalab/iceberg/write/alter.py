@@ -44,10 +44,11 @@ def default_json(literal: str, t: Any, column: str, update: SchemaUpdate,
                  what: str = "initial") -> Any:
     """``DEFAULT <literal>`` as the spec's JSON single-value form for type ``t`` (format v3
     only, as Java's ``Schema.checkCompatibility`` says). ``what``: ``"initial"`` (ADD
-    COLUMN's default, initial and write default at once) or ``"write"`` (SET DEFAULT)."""
+    COLUMN's default, initial and write default at once) or ``"write"`` (SET DEFAULT; Java
+    1.12 takes a write default alone in v1 and v2 too: its check looks at initial defaults)."""
     text = literal.strip()
     unquoted = text[1:-1].replace("''", "'") if text[:1] == "'" and text[-1:] == "'" else text
-    if update.version < 3:
+    if update.version < 3 and what == "initial":
         raise update.fail(f"Invalid schema for v{update.version}:\n- Invalid {what} default "
                           f"for {column}: non-null default ({unquoted}) is not supported "
                           "until v3", column, "iceberg-column-default")
@@ -77,7 +78,8 @@ def default_json(literal: str, t: Any, column: str, update: SchemaUpdate,
                                                                  "timestamptz" else "")
     except ValueError:
         pass
-    raise update.fail(f"Cannot cast default value to {iceberg_type_text(t)}: {unquoted} "
+    shown = f'"{unquoted}"' if unquoted != text else text  # Java's StringLiteral quotes
+    raise update.fail(f"Cannot cast default value to {iceberg_type_text(t)}: {shown} "
                       f"(column {column})", column, "iceberg-column-default")
 
 
@@ -266,7 +268,8 @@ class SchemaUpdate:
 
     def _default(self, c: UpdateColumnDefault) -> None:
         """Java's ``updateColumnDefault``: only the write default changes; the initial
-        default stays what ADD COLUMN fixed (the spec: it never changes)."""
+        default stays what ADD COLUMN fixed (the spec: it never changes). As in Java 1.12,
+        any format version takes it."""
         full = ".".join(c.path)
         f = self._field(c.path, "update")
         if c.default is None:
