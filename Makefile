@@ -98,7 +98,7 @@ INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables
   tests/test_interop_paimon_2x.py tests/test_interop_paimon_refs.py \
   tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py \
   tests/test_interop_iceberg_refs.py tests/test_interop_iceberg_write.py \
-  tests/test_interop_iceberg_refs_write.py
+  tests/test_interop_iceberg_refs_write.py tests/test_interop_iceberg_alter_more.py
 test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
 # Tables through catalogs: Iceberg's and Paimon's REST catalog servers (Java, on 127.0.0.1)
@@ -216,7 +216,7 @@ test-cluster: check-java $(STAMP) $(EXEC_STAMP)
 	SCHEMALAB_CLUSTER=1 SCHEMALAB_EXECUTOR_PYTHON=$(abspath $(EXEC_VENV))/bin/python \
 	  $(PY) -m pytest -q -m cluster tests/test_where_tables_live.py
 	SCHEMALAB_CLUSTER=1 $(PY) -m pytest -q -m cluster tests/test_spark_on_s3.py \
-	  tests/test_checkpoint.py
+	  tests/test_checkpoint.py tests/test_iceberg_spark_on_s3.py
 
 # The benchmarks' optional third reader: pypaimon-rust (Rust + DataFusion) in its own venv.
 BENCH_RUST_VENV := .venv-bench-rust

@@ -368,7 +368,6 @@ def test_comment_on() -> None:
     ("ALTER TABLE t ALTER COLUMN c", "needs an action", "sql-syntax"),
     ("ALTER TABLE t ALTER COLUMN a TYPE BIGINT, ALTER COLUMN b COMMENT 'x'", "needs an action",
      "sql-syntax"),
-    ("ALTER TABLE t ALTER COLUMN s.c FIRST", "only top-level columns", "unsupported-sql"),
     ("ALTER TABLE t ALTER COLUMN c SET DEFAULT rand()", "a default is a literal",
      "unsupported-sql"),
     ("ALTER TABLE t CHANGE c d INT NOT NULL", "SET NOT NULL", "unsupported-sql"),

@@ -103,3 +103,7 @@ class JavaIceberg(JavaPaimon):
         return self.run("java_dml", warehouse=str(warehouse), table=table, schema=schema,
                         identity=list(identity), properties=properties or {},
                         statements=list(statements))
+    def partition_check(self, warehouse: Any, table: str) -> dict[str, Any]:
+        """Per data file: its manifest's partition tuple and Java's ``PartitionKey`` of each
+        of its rows, as partition paths (worker op ``partition_check``)."""
+        return self.run("partition_check", warehouse=str(warehouse), table=table)

@@ -371,6 +371,12 @@ class Reader:
             return u.moveAfter(op[1], op[2])
         if kind == "before":
             return u.moveBefore(op[1], op[2])
+        if kind == "default":  # ["default", name, JSON value or None]: the write default
+            value = None if op[2] is None else self.I.expressions.Expressions.lit(op[2])
+            return u.updateColumnDefault(op[1], value)
+        if kind == "add_default":  # ["add_default", parent, name, type, JSON value]
+            lit = self.I.expressions.Expressions.lit(op[4])
+            return u.addColumn(op[1], op[2], self._type(op[3]), None, lit)
         raise ValueError(f"unknown schema op {kind!r}")
 
     # ---- Iceberg's Spark SQL extensions for refs and write order, on Java's API ----------
@@ -495,6 +501,40 @@ class Reader:
         import java_iceberg_dml
 
         return java_iceberg_dml.run(self, req)
+    def op_partition_check(self, req: dict[str, Any]) -> Any:
+        """Each data file of ``HadoopCatalog(warehouse).loadTable(table)``: its partition
+        tuple as the manifest gives it and as Java's ``PartitionKey`` computes it from each
+        row the file holds (the key Java's writers route a row by), both as
+        ``PartitionSpec.partitionToPath`` prints them."""
+        table = self.catalog(req["warehouse"]).loadTable(self.ident(req["table"]))
+        schema = table.schema()
+        cols = self.jvm.java.util.ArrayList()
+        cols.add(self.I.MetadataColumns.FILE_PATH)
+        proj = self.I.types.TypeUtil.join(schema, self.I.Schema(cols))
+        out: dict[str, Any] = {}
+        specs = {}
+        tasks = table.newScan().planFiles().iterator()
+        while tasks.hasNext():
+            f = tasks.next().file()
+            spec = table.specs().get(f.specId())
+            specs[str(f.location())] = spec
+            out[str(f.location())] = {"manifest": str(spec.partitionToPath(f.partition())),
+                                      "spec_id": int(f.specId()), "rows": []}
+        wrapper = self.I.data.InternalRecordWrapper(proj.asStruct())
+        keys = {sid: self.I.PartitionKey(spec, schema)
+                for sid, spec in ((int(s.specId()), s) for s in specs.values())}
+        iterable = self.I.data.IcebergGenerics.read(table).project(proj).build()
+        try:
+            it = iterable.iterator()
+            while it.hasNext():
+                rec = it.next()
+                path = str(rec.getField("_file"))
+                key = keys[out[path]["spec_id"]]
+                key.partition(wrapper.wrap(rec))
+                out[path]["rows"].append(str(specs[path].partitionToPath(key)))
+        finally:
+            iterable.close()
+        return out
 
     def op_version(self, req: dict[str, Any]) -> Any:
         return str(self.I.IcebergBuild.version())

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -73,8 +74,9 @@ def field_infos(fields: Sequence[IcebergNestedField], path: tuple[str, ...] = ()
     out: list[FieldInfo] = []
     for pos, f in enumerate(fields):
         p = (*path, f.name)
+        default = None if f.write_default is None else json.dumps(f.write_default)
         out.append(FieldInfo(f.id, f.name, lineage_type_text(f.type), not f.required, f.doc,
-                             p if path else (), parent, pos))
+                             p if path else (), parent, pos, default))
         out.extend(_child_infos(f.type, p, f.id))
     return out
 

@@ -168,6 +168,11 @@ def _apply_add_column(d: _Draft, change: AddColumn) -> None:
         raise d.ctx.fail(f"Unsupported DEFAULT for column {name}: Paimon adds no column with a "
                          f"default; add it, then ALTER COLUMN {name} SET DEFAULT "
                          f"{change.default}", column=name, rule="unsupported-sql")
+    ref_parent = change.move.reference_parent if change.move else None
+    if ref_parent is not None and ref_parent != change.path[:-1]:
+        name = path_text(change.path)
+        raise d.ctx.fail(f"Cannot add column {name} {change.move.sql()}: Paimon places a "  # type: ignore[union-attr]
+                         "column among its siblings", column=name, rule="unsupported-sql")
     if not change.data_type.nullable:
         raise d.ctx.fail(
             f"Column {path_text(change.path)} cannot specify NOT NULL in the "
@@ -269,6 +274,10 @@ def _apply_update_column_default(d: _Draft, change: UpdateColumnDefault) -> None
 
 
 def _apply_update_column_position(d: _Draft, change: UpdateColumnPosition) -> None:
+    if change.parent or change.move.reference_parent:
+        column = path_text(change.path)
+        raise d.ctx.fail(f"Unsupported FIRST/AFTER for nested column {column}: Paimon moves "
+                         "top-level columns only", column=column, rule="unsupported-sql")
     d.fields = apply_move(d.ctx, d.fields, change.move)
 
 

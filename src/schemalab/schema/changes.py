@@ -39,16 +39,25 @@ def sql_string(text: str) -> str:
 
 @dataclass(frozen=True)
 class Move:
-    """A column position: FIRST, LAST, or AFTER/BEFORE a reference column."""
+    """A column position: FIRST, LAST, or AFTER/BEFORE a reference column.
+
+    ``reference`` names a sibling of the moved column (Spark's ``AFTER y``); a reference
+    written as a path (``AFTER s.y``, Iceberg's ``moveAfter("s.x", "s.y")``) keeps its
+    parent in ``reference_parent``, so a reference in another struct can be refused.
+
+        >>> Move("x", "AFTER", "y", reference_parent=("s",)).sql()
+        'AFTER s.y'
+    """
 
     field_name: str
     kind: MoveKind
     reference: str | None = None
+    reference_parent: tuple[str, ...] | None = None
 
     def sql(self) -> str:
         if self.kind in ("FIRST", "LAST"):
             return self.kind
-        return f"{self.kind} {quote_identifier(self.reference or '')}"
+        return f"{self.kind} {_path_sql((*(self.reference_parent or ()), self.reference or ''))}"
 
 
 @dataclass(frozen=True)
@@ -140,10 +149,22 @@ class UpdateColumnDefault:
 
 @dataclass(frozen=True)
 class UpdateColumnPosition:
+    """``ALTER COLUMN [parent.]name FIRST | AFTER ref``; ``parent`` is the struct a nested
+    column moves in (Iceberg moves fields only within their struct).
+
+        >>> UpdateColumnPosition(Move("x", "FIRST"), parent=("s",)).sql()
+        'ALTER COLUMN s.x FIRST'
+    """
+
     move: Move
+    parent: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (*self.parent, self.move.field_name)
 
     def sql(self) -> str:
-        return f"ALTER COLUMN {quote_identifier(self.move.field_name)} {self.move.sql()}"
+        return f"ALTER COLUMN {_path_sql(self.path)} {self.move.sql()}"
 
 
 @dataclass(frozen=True)
@@ -195,6 +216,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "new_type": _of(DataType, "a DataType (schemalab.types: INT(), STRING(), ...)"),
     "nullable": _of(bool, "True or False"), "keep_nullability": _of(bool, "True or False"),
     "move": _of(Move, "a Move"),
+    "parent": _of(tuple, "a tuple of names"), "reference_parent": _of(tuple, "a tuple of names"),
     "kind": lambda v: None if v in get_args(MoveKind) else f"must be one of {get_args(MoveKind)}",
 }
 

@@ -92,7 +92,7 @@ class AlterSyntax(SyntaxBase):
         # Spark takes a column's position among its options, in any order.
         "FIRST": lambda self: self.expression(exp.ColumnPosition(position="FIRST")),
         "AFTER": lambda self: self.expression(exp.ColumnPosition(
-            this=self._parse_name("the column to place it after"), position="AFTER")),
+            this=self._parse_path("the column to place it after"), position="AFTER")),
     }
 
     # Spark's constraint characteristics; Paimon enforces none of them.
@@ -263,8 +263,9 @@ class AlterSyntax(SyntaxBase):
             position = exp.ColumnPosition(position="FIRST")
         else:
             self._match_text_seq("AFTER")
+            # Spark names a sibling (AFTER y); a path (AFTER s.y) is Iceberg's moveAfter
             position = exp.ColumnPosition(
-                this=self._parse_name("the column to place it after"), position="AFTER")
+                this=self._parse_path("the column to place it after"), position="AFTER")
         return self.expression(MoveColumn(this=column, position=position))
 
     # ---- SET / UNSET TBLPROPERTIES -------------------------------------------------------

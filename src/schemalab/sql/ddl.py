@@ -422,17 +422,17 @@ def _alter_column(s: _Statement, action: exp.AlterColumn) -> list[SchemaChange]:
 
 
 def _move(s: _Statement, path: tuple[str, ...], position: exp.ColumnPosition) -> SchemaChange:
-    if len(path) > 1:
-        column = ".".join(path)
-        raise s.unsupported(f"Unsupported FIRST/AFTER for nested column {column}: only "
-                            "top-level columns can be moved", column=column)
-    return UpdateColumnPosition(_position(path[-1], position))
+    """``ALTER COLUMN [s.]x FIRST | AFTER y``: a nested column moves within its struct (the
+    schema rules refuse what a format does not allow)."""
+    return UpdateColumnPosition(_position(path[-1], position), parent=path[:-1])
 
 
 def _position(field_name: str, position: exp.ColumnPosition) -> Move:
     if position.args["position"] == "FIRST":
         return Move(field_name, "FIRST")
-    return Move(field_name, "AFTER", position.this.name)
+    ref = _path(position.this)
+    return Move(field_name, "AFTER", ref[-1], reference_parent=ref[:-1] if len(ref) > 1
+                else None)
 
 
 def _path(node: exp.Expr) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from schemalab.schema.changes import (
     SchemaChange,
     SetOption,
     UpdateColumnComment,
+    UpdateColumnDefault,
     UpdateColumnNullability,
     UpdateColumnPosition,
     UpdateColumnType,
@@ -39,13 +40,16 @@ from schemalab.schema.changes import (
 )
 
 
-def default_json(literal: str, t: Any, column: str, update: SchemaUpdate) -> Any:
+def default_json(literal: str, t: Any, column: str, update: SchemaUpdate,
+                 what: str = "initial") -> Any:
     """``DEFAULT <literal>`` as the spec's JSON single-value form for type ``t`` (format v3
-    only, as Java's ``Schema.checkCompatibility`` says)."""
+    only, as Java's ``Schema.checkCompatibility`` says). ``what``: ``"initial"`` (ADD
+    COLUMN's default, initial and write default at once) or ``"write"`` (SET DEFAULT; Java
+    1.12 takes a write default alone in v1 and v2 too: its check looks at initial defaults)."""
     text = literal.strip()
     unquoted = text[1:-1].replace("''", "'") if text[:1] == "'" and text[-1:] == "'" else text
-    if update.version < 3:
-        raise update.fail(f"Invalid schema for v{update.version}:\n- Invalid initial default "
+    if update.version < 3 and what == "initial":
+        raise update.fail(f"Invalid schema for v{update.version}:\n- Invalid {what} default "
                           f"for {column}: non-null default ({unquoted}) is not supported "
                           "until v3", column, "iceberg-column-default")
     kind = t.kind if isinstance(t, IcebergPrimitiveType) else "nested"
@@ -74,8 +78,9 @@ def default_json(literal: str, t: Any, column: str, update: SchemaUpdate) -> Any
                                                                  "timestamptz" else "")
     except ValueError:
         pass
-    raise update.fail(f"Cannot add column {column}: default {text} is not a value of type "
-                      f"{t}", column, "iceberg-column-default")
+    shown = f'"{unquoted}"' if unquoted != text else text  # Java's StringLiteral quotes
+    raise update.fail(f"Cannot cast default value to {iceberg_type_text(t)}: {shown} "
+                      f"(column {column})", column, "iceberg-column-default")
 
 
 def promotion_allowed(old: Any, new: Any, version: int) -> bool:
@@ -151,7 +156,7 @@ class SchemaUpdate:
     def apply(self, change: SchemaChange) -> None:
         handler = {AddColumn: self._add, DropColumn: self._drop, RenameColumn: self._rename,
                    UpdateColumnType: self._retype, UpdateColumnNullability: self._nullability,
-                   UpdateColumnComment: self._comment,
+                   UpdateColumnComment: self._comment, UpdateColumnDefault: self._default,
                    UpdateColumnPosition: self._position}.get(type(change))
         if handler is None:
             raise self.fail(f"schemalab does not apply {change.sql()} to Iceberg tables yet")
@@ -192,7 +197,7 @@ class SchemaUpdate:
             new["initial-default"] = new["write-default"] = value
         siblings.append(new)
         if c.move is not None:
-            self._move(siblings, c.move, full)
+            self._move(siblings, c.move, c.path)
 
     def _drop(self, c: DropColumn) -> None:
         full = ".".join(c.path)
@@ -261,30 +266,49 @@ class SchemaUpdate:
         else:
             f["doc"] = c.comment
 
-    def _position(self, c: UpdateColumnPosition) -> None:
-        name = c.move.field_name
-        hit = self.find((name,))
-        if hit is None:
-            raise self.fail(f"Cannot move missing column: {name}", name)
-        self._move(hit[0], c.move, name)
+    def _default(self, c: UpdateColumnDefault) -> None:
+        """Java's ``updateColumnDefault``: only the write default changes; the initial
+        default stays what ADD COLUMN fixed (the spec: it never changes). As in Java 1.12,
+        any format version takes it."""
+        full = ".".join(c.path)
+        f = self._field(c.path, "update")
+        if c.default is None:
+            f.pop("write-default", None)
+            return
+        t = parse_iceberg_type(f["type"], version=self.version)
+        if not isinstance(t, IcebergPrimitiveType):
+            raise self.fail(f"Invalid default value for {iceberg_type_text(t)}: {c.default} "
+                            "(must be null)", full, "iceberg-column-default")
+        f["write-default"] = default_json(c.default, t, full, self, what="write")
 
-    def _move(self, siblings: list[dict[str, Any]], move: Move, full: str) -> None:
-        name = full.split(".")[-1]
+    def _position(self, c: UpdateColumnPosition) -> None:
+        full = ".".join(c.path)
+        hit = self.find(c.path)
+        if hit is None:
+            raise self.fail(f"Cannot move missing column: {full}", full)
+        self._move(hit[0], c.move, c.path)
+
+    def _move(self, siblings: list[dict[str, Any]], move: Move, path: Sequence[str]) -> None:
+        """Java's ``moveFirst`` / ``moveAfter`` / ``moveBefore`` on the field at ``path``
+        (in ``siblings``): a field moves only within its own struct."""
+        full, name = ".".join(path), path[-1]
         idx = next(i for i, f in enumerate(siblings) if f["name"] == name)
-        if move.kind == "LAST":
-            siblings.append(siblings.pop(idx))
+        if move.kind in ("FIRST", "LAST"):
+            siblings.insert(0 if move.kind == "FIRST" else len(siblings), siblings.pop(idx))
             return
-        if move.kind == "FIRST":
-            siblings.insert(0, siblings.pop(idx))
-            return
-        ref = move.reference or ""
-        if not any(f["name"] == ref for f in siblings):
-            where = "after" if move.kind == "AFTER" else "before"
-            raise self.fail(f"Cannot move {full} {where} missing column: {ref}", full)
-        if ref == name:
-            raise self.fail(f"Cannot move {full} {move.kind.lower()} itself", full)
+        parent = tuple(path[:-1]) if move.reference_parent is None else move.reference_parent
+        ref_path = (*parent, move.reference or "")
+        where = move.kind.lower()
+        hit = self.find(ref_path)
+        if hit is None:
+            raise self.fail(f"Cannot move {full} {where} missing column: "
+                            f"{'.'.join(ref_path)}", full)
+        if hit[0][hit[1]] is siblings[idx]:
+            raise self.fail(f"Cannot move {full} {where} itself", full)
+        if hit[0] is not siblings:
+            raise self.fail(f"Cannot move field {full} to a different struct", full)
         field = siblings.pop(idx)
-        at = next(i for i, f in enumerate(siblings) if f["name"] == ref)
+        at = next(i for i, f in enumerate(siblings) if f["name"] == ref_path[-1])
         siblings.insert(at + 1 if move.kind == "AFTER" else at, field)
 
     # ---- result -----------------------------------------------------------------------------

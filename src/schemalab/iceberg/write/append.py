@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Sequence
+from decimal import Context
 from typing import Any
 
 from schemalab.iceberg.manifests import IcebergManifestFile, read_iceberg_manifest_list
@@ -37,7 +38,7 @@ def partition_bound(value: Any, t: IcebergType) -> bytes:
     if k == "boolean":
         return b"\x01" if value else b"\x00"
     if k == "decimal":
-        return decimal_bytes(int(value.scaleb(t.scale or 0)))
+        return decimal_bytes(int(value.scaleb(t.scale or 0, context=Context(prec=80))))
     if k == "string":
         return str(value).encode("utf-8")
     return bytes(value)

@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _PART_COL = "__sl_ip"
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+_MARK = "v"
+_TEXT_KINDS = ("string", "binary")
 
 
 @dataclass(frozen=True)
@@ -48,13 +50,28 @@ class PartitionColumn:
     field_id: int
     name: str
     column: Column
-    #: "int", "long", "string", "boolean", "decimal"
+    #: "int", "long", "string", "boolean", "decimal", "binary" (its hex in the column) or
+    #: "unscaled" (a decimal's unscaled value, whose scale is ``scale``)
     kind: str
+    scale: int = 0
+
+    @property
+    def spark_column(self) -> Column:
+        """The column Spark partitions by: a text value with a marker in front, since Spark
+        writes an empty string as it writes NULL (``__HIVE_DEFAULT_PARTITION__``), where
+        Iceberg's ``''`` and NULL are two partitions."""
+        from pyspark.sql import functions as F
+
+        if self.kind in _TEXT_KINDS:
+            return F.concat(F.lit(_MARK), self.column.cast("string"))
+        return self.column
 
     def value(self, text: str) -> Any:
         if text == _HIVE_NULL:
             return None
         raw = unquote(text)
+        if self.kind in _TEXT_KINDS:
+            raw = raw[len(_MARK):]
         if self.kind in ("int", "long"):
             return int(raw)
         if self.kind == "boolean":
@@ -63,6 +80,12 @@ class PartitionColumn:
             from decimal import Decimal
 
             return Decimal(raw)
+        if self.kind == "binary":  # the value's hex (Spark partitions by no BINARY column)
+            return bytes.fromhex(raw)
+        if self.kind == "unscaled":
+            from decimal import Context, Decimal
+
+            return Decimal(int(Decimal(raw))).scaleb(-self.scale, context=Context(prec=80))
         return raw
 
 
@@ -90,7 +113,7 @@ def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, locati
     names = []
     for i, pc in enumerate(partitions):
         name = f"{_PART_COL}{i}"
-        out = out.withColumn(name, pc.column)
+        out = out.withColumn(name, pc.spark_column)
         names.append(name)
     if order:  # before the stores' casts: the order is the table's values'
         out = out.sortWithinPartitions(*names, *order)

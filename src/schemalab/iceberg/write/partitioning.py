@@ -14,6 +14,7 @@ with seed 42, and ``hash(a, b)`` hashes ``b`` with ``hash(a)`` as its seed: ``a`
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
@@ -22,17 +23,22 @@ from schemalab.errors import SchemaLabError
 from schemalab.iceberg.metadata import IcebergSchema, PartitionField
 from schemalab.iceberg.types import IcebergPrimitiveType, IcebergType
 from schemalab.iceberg.write.datafiles import PartitionColumn
+from schemalab.iceberg.write.murmur import (
+    SEED_ZERO,
+    bucket_of_bytes,
+    decimal_unscaled_bytes,
+    truncate_decimal,
+)
 from schemalab.iceberg.write.schema_json import primitive
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column
 
-#: an INT whose Spark ``hash`` (Murmur3, seed 42) is 0
-SEED_ZERO = -1693959553
 _BUCKET = re.compile(r"^bucket\[(\d+)\]$")
 _TRUNCATE = re.compile(r"^truncate\[(\d+)\]$")
 _EPOCH = dt.date(1970, 1, 1)
 _LONGISH = ("long", "timestamp", "timestamptz")
+_BYTES = ("string", "binary", "decimal")
 
 
 def _murmur_int(i: int, seed: int) -> int:
@@ -69,17 +75,17 @@ def check_transform(transform: str, source: IcebergType, table: str, column: str
           "day": kind in ("date", "timestamp", "timestamptz"),
           "hour": kind in ("timestamp", "timestamptz")}
     if _BUCKET.match(transform):
-        allowed = kind in ("int", "date", *_LONGISH)
+        allowed = kind in ("int", "date", *_LONGISH, *_BYTES)
     elif _TRUNCATE.match(transform):
-        allowed = kind in ("int", "long", "string")
+        allowed = kind in ("int", "long", *_BYTES)
     else:
         allowed = ok.get(transform, False)
     if not allowed:
         raise SchemaLabError(f"Invalid source type {source} for transform: {transform} "
-                             f"(table {table}, column {column}; schemalab computes bucket on "
-                             "int, long, date and timestamp columns, truncate on int, long "
-                             "and string)", table=table, column=column,
-                             rule="iceberg-partition-transform")
+                             f"(table {table}, column {column}; Iceberg buckets int, long, "
+                             "decimal, date, timestamp, string and binary values, truncates "
+                             "int, long, decimal, string and binary ones)", table=table,
+                             column=column, rule="iceberg-partition-transform")
 
 
 def partition_column(pf: PartitionField, schema: IcebergSchema, source_col: Column,
@@ -107,11 +113,18 @@ def partition_column(pf: PartitionField, schema: IcebergSchema, source_col: Colu
             return PartitionColumn(pf.field_id, pf.name, micros, "long")
         if k == "decimal":
             return PartitionColumn(pf.field_id, pf.name, c.cast("string"), "decimal")
+        if k == "binary":  # Spark partitions by no BINARY column: its hex stands in
+            return PartitionColumn(pf.field_id, pf.name, F.hex(c), "binary")
         return PartitionColumn(pf.field_id, pf.name, c, k if k in ("int", "long", "boolean")
                                else "string")
     if tr == "void":
         return PartitionColumn(pf.field_id, pf.name, F.lit(None).cast("int"), "int")
     m = _BUCKET.match(tr)
+    if m and k in _BYTES:
+        data = c.cast("binary") if k == "string" else c if k == "binary" else \
+            decimal_unscaled_bytes(c, t.scale or 0)
+        return PartitionColumn(pf.field_id, pf.name, bucket_of_bytes(data, int(m.group(1))),
+                               "int")
     if m:
         n = int(m.group(1))
         value = F.unix_date(c) if k == "date" else micros if micros is not None else c
@@ -122,8 +135,14 @@ def partition_column(pf: PartitionField, schema: IcebergSchema, source_col: Colu
     m = _TRUNCATE.match(tr)
     if m:
         w = int(m.group(1))
-        if k == "string":
+        if k == "string":  # code points, as Spark counts a string's characters
             return PartitionColumn(pf.field_id, pf.name, F.substring(c, 1, w), "string")
+        if k == "binary":
+            return PartitionColumn(pf.field_id, pf.name, F.hex(F.substring(c, 1, w)), "binary")
+        if k == "decimal":  # the unscaled result travels; its scale is the column's
+            return PartitionColumn(pf.field_id, pf.name,
+                                   truncate_decimal(c, w, t.scale or 0).cast("string"),
+                                   "unscaled", scale=t.scale or 0)
         lit = F.lit(w).cast("bigint" if k == "long" else "int")
         return PartitionColumn(pf.field_id, pf.name, c - F.pmod(c, lit), k)
     if k != "date":
@@ -161,6 +180,8 @@ def path_text(pc: PartitionColumn, value: Any, transform: str, source: IcebergTy
         return ts.strftime("%Y-%m-%d-%H")
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, bytes):  # Java's Transform.toHumanString: base64
+        return base64.b64encode(value).decode("ascii")
     return str(value)
 
 
