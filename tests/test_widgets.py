@@ -522,6 +522,22 @@ def test_every_figure_frames_title_legend_and_modebar_apart(rides: Any) -> None:
         assert fig.layout.modebar.orientation == "v" and fig.layout.margin.r >= MODEBAR_PX
 
 
+def test_a_figure_widget_is_drawn_at_the_width_its_cell_reports() -> None:
+    """Plotly draws a figure without a width at 700 px whatever its cell; FullWidthFigure
+    gives it the width the front end measures (its CellWidth), and again on a resize."""
+    import plotly.graph_objects as go
+    from schemalab.widgets.common import FullWidthFigure
+
+    box = FullWidthFigure(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])))
+    assert box.widget.layout.width is None  # no front end has drawn it yet
+    box.cell.width = 684  # a tab's width in a 900 px window
+    assert box.widget.layout.width == 684
+    box.cell.width = 1380
+    assert box.widget.layout.width == 1380
+    box.cell.width = 0  # not measurable (a hidden tab): the last width stays
+    assert box.widget.layout.width == 1380
+
+
 def test_the_changes_axis_counts_in_integers(rides: Any) -> None:
     axis = schema_timeline_figure(rides).layout.yaxis2
     assert axis.tickmode == "linear" and axis.tick0 == 0 and axis.dtick >= 1

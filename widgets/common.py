@@ -8,8 +8,10 @@ import html
 from collections.abc import Callable
 from typing import Any
 
+import anywidget
 import ipywidgets as W
 import plotly.graph_objects as go
+import traitlets
 
 from schemalab.render.tables import html_table
 
@@ -41,10 +43,34 @@ def spark_running() -> bool:
     return SparkSession.getActiveSession() is not None
 
 
+class CellWidth(anywidget.AnyWidget):  # type: ignore[misc]
+    """An invisible widget that reports the width its front end draws it at (the width of
+    the box it is in), and again whenever that changes."""
+
+    _esm = """
+    function render({ model, el }) {
+      el.style.height = '0px';
+      const box = () => el.closest('.sl-figure') || el;
+      const send = () => {
+        const w = Math.floor(box().getBoundingClientRect().width);
+        if (w > 0 && w !== model.get('width')) { model.set('width', w); model.save_changes(); }
+      };
+      const seen = new ResizeObserver(send);
+      seen.observe(el);
+      send();
+      return () => seen.disconnect();
+    }
+    export default { render };
+    """
+    width = traitlets.Int(0).tag(sync=True)
+
+
 class FullWidthFigure(W.Box):
     """A plotly figure as a widget the width of the cell: a ``FigureWidget`` (plotly's own
-    anywidget) in a box that takes the full width. Without the box the widget is drawn at
-    plotly's default 700 px."""
+    anywidget) drawn at the width the front end gives its box (:class:`CellWidth`). Plotly
+    itself draws a figure without a width at its default 700 px, whatever the cell: too
+    wide for a 684 px tab at a 900 px window (its right edge, the modebar's column, cut off),
+    too narrow for a wide one."""
 
     def __init__(self, fig: go.Figure) -> None:
         # A FigureWidget, not display() inside an Output widget: Output capture depends on
@@ -53,8 +79,15 @@ class FullWidthFigure(W.Box):
         # value in Python, a third of the Explorer's time on a 1,000-version table; the
         # values are ours, and the browser tests render every figure
         self.widget = go.FigureWidget(fig, _validate=False)
-        super().__init__([self.widget], layout=W.Layout(width="100%", display="block"))
+        self.cell = CellWidth()
+        self.cell.observe(self._fit, names="width")
+        super().__init__([self.cell, self.widget], layout=W.Layout(width="100%",
+                                                                   display="block"))
         self.add_class("sl-figure")
+
+    def _fit(self, change: dict[str, Any]) -> None:
+        if change["new"] > 0:
+            self.widget.layout.width = change["new"]
 
 
 def guarded(target: W.HTML) -> Callable[[Callable[[], Any]], Any]:
