@@ -47,11 +47,25 @@ class CellWidth(anywidget.AnyWidget):  # type: ignore[misc]
     """An invisible widget that reports the width its front end draws it at (the width of
     the box it is in), and again whenever that changes."""
 
+    # The width is sent once the figure beside it has drawn its data (or after 10 s): a
+    # relayout that reaches plotly's placeholder plot before the first draw can race it.
     _esm = """
     function render({ model, el }) {
       el.style.height = '0px';
       const box = () => el.closest('.sl-figure') || el;
+      const drawn = () => {
+        const gd = box().querySelector('.js-plotly-plot');
+        return !!(gd && gd.data && gd.data.length);
+      };
+      let waited = 0, pending = false;
       const send = () => {
+        if (!drawn() && waited < 10000) {
+          if (!pending) {
+            pending = true;
+            setTimeout(() => { pending = false; waited += 250; send(); }, 250);
+          }
+          return;
+        }
         const w = Math.floor(box().getBoundingClientRect().width);
         if (w > 0 && w !== model.get('width')) { model.set('width', w); model.save_changes(); }
       };
