@@ -537,6 +537,13 @@ def test_a_figure_widget_is_drawn_at_the_width_its_cell_reports() -> None:
     assert box.widget.layout.width == 1380
     box.cell.width = 0  # not measurable (a hidden tab): the last width stays
     assert box.widget.layout.width == 1380
+    # a view that never drew its data: the front end says so, a new FigureWidget replaces it
+    first = box.widget
+    box.cell.blank = True
+    assert box.widget is not first and box.children == (box.cell, box.widget)
+    assert box.widget.layout.width == 1380
+    assert [tuple(t.y) for t in box.widget.data] == [tuple(t.y) for t in first.data]
+    assert box.cell.blank is False
 
 
 def test_the_changes_axis_counts_in_integers(rides: Any) -> None:
