@@ -211,7 +211,11 @@ def _check_layout(page: Any, stepper: Any, width: int, failures: list[str]) -> N
     for p in stepper.evaluate(PLOTS_JS):
         if not 0.9 * p["lane"] <= p["svg"] <= p["lane"] + 1:
             failures.append(f"{width} px: a figure {p['svg']} px wide in a {p['lane']} px lane")
-    stepper.screenshot(path=str(FORMATS_SHOTS / f"{width}_stepper.png"))
+    # the stepper's top, then each lane on its own (stacked, they outgrow the viewport)
+    page.screenshot(path=str(FORMATS_SHOTS / f"{width}_stepper.png"))
+    for k, label in enumerate(("paimon", "iceberg")):
+        stepper.locator(".sl-lane-box").nth(k).screenshot(
+            path=str(FORMATS_SHOTS / f"{width}_lane_{label}.png"))
 
 
 def _node_rss_mb() -> int:
