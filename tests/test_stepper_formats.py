@@ -90,6 +90,27 @@ def test_back_and_reset_restore_both_formats_exactly(stepper: AlterStepper) -> N
     assert _digest(stepper.warehouse.path) == seen[0]
 
 
+def test_back_shows_the_step_before_again(stepper: AlterStepper) -> None:
+    """Back shows what the step it returns to showed: its files, its error, the difference
+    — not the change it undid."""
+    paimon, iceberg = stepper.lanes
+    for _ in range(6):
+        stepper.step()
+    assert "<code>last-column-id</code> 3 → 4" in iceberg.meta.value  # step 6: ADD COLUMN price
+    stepper.back()  # to step 5, the STRING -> INT change Iceberg refused
+    assert iceberg.last_error is not None and paimon.last_error is None
+    assert "no metadata file written" in iceberg.meta.value
+    assert "refuses what" in stepper.difference.value
+    assert "schema/schema-3" in paimon.meta.value
+    refused = (paimon.meta.value, iceberg.meta.value, stepper.difference.value)
+    stepper.back()  # to step 4: INT -> BIGINT, which both ran
+    assert iceberg.last_error is None and "sl-error" not in iceberg.status.value
+    assert "<code>current-schema-id</code> 1 → 2" in iceberg.meta.value
+    assert "schema/schema-2" in paimon.meta.value and not stepper.difference.value
+    stepper.step()  # step 5 again shows what it showed the first time
+    assert (paimon.meta.value, iceberg.meta.value, stepper.difference.value) == refused
+
+
 def test_static_views_name_both_formats(stepper: AlterStepper) -> None:
     assert repr(stepper).startswith("AlterStepper on Paimon and Iceberg: step 0 of 7")
 

@@ -280,7 +280,8 @@ def test_stepper_shows_a_refused_alter_as_a_message(stepper_wh: Any) -> None:
     assert "Traceback" not in s.status.value
     assert "NOT NULL" in s.status.value
     s.back()
-    assert "sl-error" not in s.status.value
+    # at step 2 again: its own refusal (a partition column dropped), not step 3's
+    assert "sl-error" in s.status.value and "NOT NULL" not in s.status.value
     s.step()
     # refused ALTERs wrote nothing: the table is still at its first schema
     assert s.schema_id == 0
@@ -520,6 +521,29 @@ def test_every_figure_frames_title_legend_and_modebar_apart(rides: Any) -> None:
         # the plot starts below the title and at least one legend row
         assert fig.layout.margin.t >= legend_top + LEGEND_ROW_PX
         assert fig.layout.modebar.orientation == "v" and fig.layout.margin.r >= MODEBAR_PX
+
+
+def test_a_figure_widget_is_drawn_at_the_width_its_cell_reports() -> None:
+    """Plotly draws a figure without a width at 700 px whatever its cell; FullWidthFigure
+    gives it the width the front end measures (its CellWidth), and again on a resize."""
+    import plotly.graph_objects as go
+    from schemalab.widgets.common import FullWidthFigure
+
+    box = FullWidthFigure(go.Figure(go.Scatter(x=[0, 1], y=[0, 1])))
+    assert box.widget.layout.width is None  # no front end has drawn it yet
+    box.cell.width = 684  # a tab's width in a 900 px window
+    assert box.widget.layout.width == 684
+    box.cell.width = 1380
+    assert box.widget.layout.width == 1380
+    box.cell.width = 0  # not measurable (a hidden tab): the last width stays
+    assert box.widget.layout.width == 1380
+    # a view that never drew its data: the front end says so, a new FigureWidget replaces it
+    first = box.widget
+    box.cell.blank = True
+    assert box.widget is not first and box.children == (box.cell, box.widget)
+    assert box.widget.layout.width == 1380
+    assert [tuple(t.y) for t in box.widget.data] == [tuple(t.y) for t in first.data]
+    assert box.cell.blank is False
 
 
 def test_the_changes_axis_counts_in_integers(rides: Any) -> None:

@@ -51,6 +51,9 @@ def test_lanes_one_per_branch_with_fork_tag_and_rolled_back_snapshots(t20: Any) 
     labels = expected(T20)["labels"]
     fig = branch_lanes_figure(h)
     assert list(fig.layout.yaxis.ticktext) == ["main", "br1", UNREACHED]
+    # framed as every figure: the subtitle a line of the title (plotly's overprints it)
+    assert fig.layout.title.subtitle.text is None
+    assert "<br>" in fig.layout.title.text and "2 branches, 1 tag" in fig.layout.title.text
     main = _trace(fig, "snapshots: main")
     br1 = _trace(fig, "snapshots: br1")
     off = _trace(fig, f"snapshots: {UNREACHED}")
@@ -89,8 +92,8 @@ def test_lineage_by_branch_and_across(t20: Any) -> None:
     view.branch.value = "all"
     titles = [a.text for a in view.figure.layout.annotations if a.text.startswith("branch ")]
     assert titles == ["branch main", "branch br1"]
-    assert "every field has the same name on every branch" in \
-        view.figure.layout.title.subtitle.text
+    assert "every field has the same name on every branch" in view.figure.layout.title.text
+    assert view.figure.layout.title.subtitle.text is None
     assert not view.error.value
 
 
@@ -122,7 +125,7 @@ def test_lineage_across_branches_names_fields_renamed_apart(spark: Any,
     table = _TwoBranches(wh.table("m"), wh.table("d"))
     h = with_refs(table.history(), table)
     fig = lineage_figure(h, branch="all")
-    sub = fig.layout.title.subtitle.text
+    sub = fig.layout.title.text  # the subtitle is a line of the title (widgets.frame)
     assert "field 1: main b_main / dev b_dev" in sub
     assert "field 0" not in sub  # id has the same name on both
     panels = [a.text for a in fig.layout.annotations if a.text.startswith("branch ")]

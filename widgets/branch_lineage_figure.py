@@ -11,10 +11,15 @@ from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from schemalab.widgets.frame import cut, frame
 
 from schemalab.history.graph import lineage_across
 from schemalab.history.model import TableHistory
 
+#: a panel's top tick labels, the branch name above them, and the space between panels
+TICKS_PX = 18
+ABOVE_PX = TICKS_PX + 20
+GAP_PX = 14
 #: y axis settings carried from a branch's own figure to its panel
 _AXIS_KEYS = ("tickvals", "ticktext", "range", "tickfont", "showgrid", "zeroline",
               "automargin", "fixedrange")
@@ -26,11 +31,17 @@ def lineage_across_figure(h: TableHistory, draw: Callable[..., go.Figure],
     :func:`~schemalab.widgets.lineage_figure.lineage_figure`) stacked."""
     names = list(h.branches) or ["main"]
     subs = [draw(h.branch(n), **kwargs) for n in names]
-    rows = [max(len(f.layout.yaxis.tickvals or ()), 1) for f in subs]
-    fig = make_subplots(rows=len(subs), cols=1, row_heights=[r / sum(rows) for r in rows],
-                        vertical_spacing=min(0.25, 0.6 / len(subs)) if len(subs) > 1 else 0,
+    # each panel's plot area as its branch's own figure has it, and above each its top
+    # tick labels and its branch's name
+    panels = [max((f.layout.height or 300) - (f.layout.margin.t or 0)
+                  - (f.layout.margin.b or 0), 40) for f in subs]
+    plot_px = sum(panels) + (GAP_PX + ABOVE_PX) * (len(subs) - 1)
+    fig = make_subplots(rows=len(subs), cols=1, row_heights=[p / sum(panels) for p in panels],
+                        vertical_spacing=(GAP_PX + ABOVE_PX) / plot_px if len(subs) > 1 else 0,
                         subplot_titles=[f"branch {html.escape(n, quote=False)}"
                                         for n in names])
+    for a in fig.layout.annotations:  # a panel's name over its tick labels, at the left
+        a.update(x=0, xanchor="left", yshift=TICKS_PX, font=dict(size=12))
     fig._validate = False
     for i, sub in enumerate(subs, start=1):
         for trace in sub.data:
@@ -54,13 +65,9 @@ def lineage_across_figure(h: TableHistory, draw: Callable[..., go.Figure],
                 + (", ".join(f"field {x.field_id}: " + " / ".join(
                     f"{b} {n or '(dropped)'}" for b, n in x.names.items())
                     for x in diverged[:6]) or "every field has the same name on every branch"))
-    height = sum(subs[i].layout.height or 300 for i in range(len(subs)))
-    fig.update_layout(
-        height=height, autosize=True, template="plotly_white",
-        title=dict(text=html.escape(f"{h.name}: field lineage across branches", quote=False),
-                   subtitle=dict(text=html.escape(sub_text, quote=False),
-                                 font=dict(size=12, color="#57606a")),
-                   x=0.005, xanchor="left", y=1 - 12 / height, yanchor="top",
-                   yref="container"),
-        margin=dict(l=10, r=20, t=110, b=30), hoverlabel=dict(align="left"))
+    fig.update_layout(autosize=True, template="plotly_white", margin=dict(l=10, r=20, b=30),
+                      hoverlabel=dict(align="left"), legend=dict(itemsizing="constant"))
+    # the title and subtitle as one text (plotly's own subtitle overprints the title)
+    frame(fig, html.escape(f"{cut(h.name)}: field lineage across branches", quote=False),
+          [html.escape(sub_text, quote=False)], plot_px=plot_px, below=ABOVE_PX)
     return fig

@@ -8,8 +8,10 @@ import html
 from collections.abc import Callable
 from typing import Any
 
+import anywidget
 import ipywidgets as W
 import plotly.graph_objects as go
+import traitlets
 
 from schemalab.render.tables import html_table
 
@@ -41,10 +43,56 @@ def spark_running() -> bool:
     return SparkSession.getActiveSession() is not None
 
 
+class CellWidth(anywidget.AnyWidget):  # type: ignore[misc]
+    """An invisible widget beside a figure that reports the width its front end draws it
+    at (the width of the box it is in), again whenever that changes, and whether the
+    figure beside it still has not drawn its data after a few seconds (``blank``)."""
+
+    # The width is sent once the figure beside it has drawn its data (or after 10 s): a
+    # relayout that reaches plotly's placeholder plot before the first draw can race it.
+    _esm = """
+    function render({ model, el }) {
+      el.style.height = '0px';
+      const box = () => el.closest('.sl-figure');
+      const drawn = () => {
+        const gd = box() && box().querySelector('.js-plotly-plot');
+        return !!(gd && gd.data && gd.data.length);
+      };
+      let waited = 0, pending = false;
+      const send = () => {
+        if (!drawn() && waited < 10000) {
+          if (box() && waited >= 4000 && !model.get('blank')) {
+            model.set('blank', true);
+            model.save_changes();
+          }
+          if (!pending) {
+            pending = true;
+            setTimeout(() => { pending = false; waited += 250; send(); }, 250);
+          }
+          return;
+        }
+        const w = Math.floor((box() || el).getBoundingClientRect().width);
+        if (w > 0 && w !== model.get('width')) { model.set('width', w); model.save_changes(); }
+      };
+      model.on('change:blank', () => { if (!model.get('blank')) { waited = 0; send(); } });
+      const seen = new ResizeObserver(send);
+      seen.observe(el);
+      send();
+      return () => seen.disconnect();
+    }
+    export default { render };
+    """
+    width = traitlets.Int(0).tag(sync=True)
+    blank = traitlets.Bool(False).tag(sync=True)
+
+
 class FullWidthFigure(W.Box):
     """A plotly figure as a widget the width of the cell: a ``FigureWidget`` (plotly's own
-    anywidget) in a box that takes the full width. Without the box the widget is drawn at
-    plotly's default 700 px."""
+    anywidget) drawn at the width the front end gives its box (:class:`CellWidth`). Plotly
+    itself draws a figure without a width at its default 700 px, whatever the cell: too
+    wide for a 684 px tab at a 900 px window (its right edge, the modebar's column, cut off),
+    too narrow for a wide one. A FigureWidget view that never draws its data (plotly's
+    widget sometimes misses its first draw) is replaced by a new one."""
 
     def __init__(self, fig: go.Figure) -> None:
         # A FigureWidget, not display() inside an Output widget: Output capture depends on
@@ -52,9 +100,27 @@ class FullWidthFigure(W.Box):
         # _validate=False here and where the figures' traces are built: plotly checks every
         # value in Python, a third of the Explorer's time on a 1,000-version table; the
         # values are ours, and the browser tests render every figure
+        self.figure = fig
         self.widget = go.FigureWidget(fig, _validate=False)
-        super().__init__([self.widget], layout=W.Layout(width="100%", display="block"))
+        self.cell = CellWidth()
+        self.cell.observe(self._fit, names="width")
+        self.cell.observe(self._redraw, names="blank")
+        super().__init__([self.cell, self.widget], layout=W.Layout(width="100%",
+                                                                   display="block"))
         self.add_class("sl-figure")
+
+    def _fit(self, change: dict[str, Any]) -> None:
+        if change["new"] > 0:
+            self.widget.layout.width = change["new"]
+
+    def _redraw(self, change: dict[str, Any]) -> None:
+        if not change["new"]:
+            return
+        layout = self.widget.layout
+        self.widget = go.FigureWidget(self.figure, _validate=False)
+        self.widget.layout = layout  # what was changed since (a zoom, the width)
+        self.children = [self.cell, self.widget]
+        self.cell.blank = False
 
 
 def guarded(target: W.HTML) -> Callable[[Callable[[], Any]], Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
+from schemalab.widgets.frame import cut, frame
 
 from schemalab.history.model import TableHistory
 from schemalab.history.snapshots import SnapshotNode
@@ -127,15 +128,11 @@ def branch_lanes_figure(h: TableHistory, *, show_times: bool = False) -> go.Figu
     _add_tags(fig, h, all_lanes, sx)
     warned = _add_warnings(fig, h, all_lanes, sx)
     fig._validate = True
-    height = 150 + 70 * len(all_lanes)
-    fig.update_layout(
-        height=height, autosize=True, template="plotly_white", showlegend=False,
-        title=dict(text=f"{_esc(h.name)}: branches, tags and snapshots",
-                   subtitle=dict(text=_esc(_subtitle(h, all_lanes, warned)),
-                                 font=dict(size=12, color="#57606a")),
-                   x=0.005, xanchor="left", y=1 - 12 / height, yanchor="top",
-                   yref="container"),
-        margin=dict(l=10, r=20, t=80, b=30), hoverlabel=dict(align="left"))
+    fig.update_layout(autosize=True, template="plotly_white", showlegend=False,
+                      margin=dict(l=10, r=20, b=30), hoverlabel=dict(align="left"))
+    # the title and subtitle as one text (plotly's own subtitle overprints the title)
+    frame(fig, f"{_esc(cut(h.name))}: branches, tags and snapshots",
+          [_esc(_subtitle(h, all_lanes, warned))], plot_px=40 + 70 * len(all_lanes))
     fig.update_yaxes(tickvals=[lane.y for lane in all_lanes],
                      ticktext=[_esc(lane.name) for lane in all_lanes],
                      range=[all_lanes[-1].y - 0.7, 0.9], showgrid=False, zeroline=False,

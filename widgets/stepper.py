@@ -169,7 +169,6 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.position -= 1
         for lane in self.lanes:
             lane.restore(self.position)
-            lane.last_error = None
             lane.focus = self._focus_at(self.position)
         self._render()
         return True
@@ -178,7 +177,6 @@ class AlterStepper(ReadableWidget, W.VBox):
         self.position = 0
         for lane in self.lanes:
             lane.restore(0)
-            lane.last_error = None
             lane.focus = None
         self._render()
 

@@ -103,6 +103,8 @@ class Lane:
         #: the format's name shown above its column (None: a stepper of one format)
         self.label = label
         self.checkpoints: list[Checkpoint] = []
+        #: per checkpoint, the metadata before and after its step and the step's error
+        self.shown: list[tuple[MetadataState, MetadataState, BaseException | None]] = []
         self.focus: str | None = None
         self.last_error: BaseException | None = None
         self.before = MetadataState()
@@ -130,13 +132,20 @@ class Lane:
     # ---- state ------------------------------------------------------------------------------
 
     def save(self, position: int) -> None:
+        """Checkpoint the warehouse after step ``position``, and what the step showed."""
         del self.checkpoints[position:]
+        del self.shown[position:]
         self.checkpoints.append(self.warehouse.checkpoint())
+        self.shown.append((self.before, self.after, self.last_error))
 
     def restore(self, position: int) -> None:
+        """The warehouse as after step ``position``, and what that step showed (its files,
+        its error): Back shows the step before again, not the change it undid."""
         # later checkpoints go first: what they alone list is then removed without a copy
         del self.checkpoints[position + 1:]
+        del self.shown[position + 1:]
         self.warehouse.restore(self.checkpoints[position])
+        self.before, self.after, self.last_error = self.shown[position]
 
     @property
     def table(self) -> Any:
