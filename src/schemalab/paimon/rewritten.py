@@ -65,8 +65,10 @@ def _matches(f: DataFile, mine: tuple[str, ...], schema: TableSchema) -> bool:
     names = tuple(x.name for x in schema.fields)
     if f.write_cols is None:
         return mine == names
-    # data evolution: the file holds some of the schema's columns, and says which
-    return mine == tuple(f.write_cols) and set(f.write_cols) <= set(names)
+    # data evolution: the file holds some of the schema's columns, and says which; a
+    # row-tracking compaction lists the _ROW_ID / _SEQUENCE_NUMBER it stores too (as Java's)
+    said = tuple(c for c in f.write_cols if c not in _SYSTEM)
+    return mine == said and set(said) <= set(names)
 
 
 def _writer(f: DataFile) -> tuple[int, str, str]:
