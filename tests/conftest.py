@@ -7,6 +7,7 @@ import shutil
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +49,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def java_iceberg() -> Iterator[Any]:
+    """Java Iceberg 1.12 (tests/oracles/java_iceberg.py), one JVM for the whole run; the
+    interop judges fail, not skip, when it cannot start (``make test-interop`` builds its
+    classpath)."""
+    from oracles.java_iceberg import JavaIceberg
+    from oracles.java_paimon import JavaPaimonUnavailable
+
+    try:
+        client = JavaIceberg.start()
+    except JavaPaimonUnavailable as exc:
+        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
+    try:
+        yield client
+    finally:
+        client.close()

@@ -14,14 +14,12 @@ writes:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from iceberg_canonical import canonical_frame
 from oracles.java_iceberg import JavaIceberg
-from oracles.java_paimon import JavaPaimonUnavailable
 from test_iceberg_bytes_transforms import PARTS, SINGLE, write_table
 from test_iceberg_defaults_moves import DEFAULTS, MOVES, NESTED
 from test_interop_iceberg_write import START, _facts, _java_start_schema
@@ -31,18 +29,6 @@ import schemalab as sl
 from schemalab.errors import SchemaLabError
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def java() -> Iterator[JavaIceberg]:
-    try:
-        client = JavaIceberg.start()
-    except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 #: START's partitioning, as Java is given it
@@ -74,13 +60,13 @@ DEFAULTS_SAME = [
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_java_moves_and_defaults_the_same(version: int, tmp_path: Path,
-                                          java: JavaIceberg) -> None:
+                                          java_iceberg: JavaIceberg) -> None:
     same = MOVES_SAME + (DEFAULTS_SAME if version == 3 else [])
     wh = sl.Warehouse(tmp_path / "ours", format="iceberg")
     wh.sql(START.format(v=version))
     for statement, _ in same:
         wh.sql(statement)
-    theirs = java.java_ddl(
+    theirs = java_iceberg.java_ddl(
         tmp_path / "java", "default.t", _java_start_schema(),
         partitioning=PARTITIONING, properties={"format-version": str(version)},
         statements=[ops for _, ops in same])
@@ -105,8 +91,8 @@ REFUSED = [
 
 @pytest.mark.parametrize(("statement", "ops", "version"), REFUSED)
 def test_java_refuses_the_same(statement: str, ops: list[Any], version: int, tmp_path: Path,
-                               java: JavaIceberg) -> None:
-    theirs = java.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
+                               java_iceberg: JavaIceberg) -> None:
+    theirs = java_iceberg.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
                            properties={"format-version": str(version)}, statements=[ops])
     error = theirs["errors"][0]
     assert error is not None, f"Java accepted {statement}"
@@ -117,11 +103,11 @@ def test_java_refuses_the_same(statement: str, ops: list[Any], version: int, tmp
     assert error in str(e.value)
 
 
-def test_write_default_before_v3(tmp_path: Path, java: JavaIceberg) -> None:
+def test_write_default_before_v3(tmp_path: Path, java_iceberg: JavaIceberg) -> None:
     """``updateColumnDefault`` on a v2 table: what Java does, schemalab does (a write
     default alone is not checked by Java's ``Schema.checkCompatibility``, which looks at
     initial defaults)."""
-    theirs = java.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
+    theirs = java_iceberg.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
                            partitioning=PARTITIONING, properties={"format-version": "2"},
                            statements=[[["default", "a", 5]]])
     wh = sl.Warehouse(tmp_path / "ours", format="iceberg")
@@ -135,10 +121,10 @@ def test_write_default_before_v3(tmp_path: Path, java: JavaIceberg) -> None:
         assert theirs["errors"][0] in str(e.value)
 
 
-def _java_reads_like_us(java: JavaIceberg, warehouse: Path, t: Any) -> None:
+def _java_reads_like_us(java_iceberg: JavaIceberg, warehouse: Path, t: Any) -> None:
     t.refresh()
     for snap in [None, *(s.snapshot_id for s in t.snapshots)]:
-        theirs = java.catalog_read(warehouse, "default.t", snap)
+        theirs = java_iceberg.catalog_read(warehouse, "default.t", snap)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap))
         assert columns == theirs["columns"], snap
         assert comparable(rows) == comparable(theirs["rows"]), (
@@ -147,7 +133,7 @@ def _java_reads_like_us(java: JavaIceberg, warehouse: Path, t: Any) -> None:
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_java_reads_moves_and_defaults(version: int, tmp_path: Path, spark: Any,
-                                       java: JavaIceberg) -> None:
+                                       java_iceberg: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
     wh.sql(NESTED.format(v=version))
     wh.sql("INSERT INTO t VALUES (1, named_struct('x', 1, 'y', 'one', 'z', 10), "
@@ -156,12 +142,12 @@ def test_java_reads_moves_and_defaults(version: int, tmp_path: Path, spark: Any,
         wh.sql(statement)
     wh.sql("INSERT INTO t (a, s, c) VALUES (2, named_struct('z', 20, 'w', 21, 'y', 'two', "
            "'x', 2, 'v', 7L), 'c2')")
-    _java_reads_like_us(java, tmp_path, wh.table("t"))
+    _java_reads_like_us(java_iceberg, tmp_path, wh.table("t"))
     if version == 3:
         other = tmp_path / "defaults"
         wh = sl.Warehouse(other, spark=spark, format="iceberg")
         wh.sql(DEFAULTS)
-        _java_reads_like_us(java, other, wh.table("t"))
+        _java_reads_like_us(java_iceberg, other, wh.table("t"))
 
 
 def _our_dirs(t: Any) -> dict[str, str]:
@@ -173,8 +159,8 @@ def _our_dirs(t: Any) -> dict[str, str]:
     return out
 
 
-def _assert_java_partitions(java: JavaIceberg, warehouse: Path, t: Any) -> int:
-    checked = java.partition_check(warehouse, "default.t")
+def _assert_java_partitions(java_iceberg: JavaIceberg, warehouse: Path, t: Any) -> int:
+    checked = java_iceberg.partition_check(warehouse, "default.t")
     dirs = _our_dirs(t)
     for path, f in checked.items():
         assert f["rows"], path
@@ -185,17 +171,17 @@ def _assert_java_partitions(java: JavaIceberg, warehouse: Path, t: Any) -> int:
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_java_partition_keys_equal_our_manifests(version: int, tmp_path: Path, spark: Any,
-                                                 java: JavaIceberg) -> None:
+                                                 java_iceberg: JavaIceberg) -> None:
     """All byte transforms at once (and hours/days of both timestamp types): every file's
     tuple is Java's PartitionKey of each of its rows; Java reads the table like us."""
     wh = write_table(tmp_path, spark, PARTS, version)
     t = wh.table("t")
-    assert _assert_java_partitions(java, tmp_path, t) == 6
-    _java_reads_like_us(java, tmp_path, t)
+    assert _assert_java_partitions(java_iceberg, tmp_path, t) == 6
+    _java_reads_like_us(java_iceberg, tmp_path, t)
 
 
 def test_java_partition_keys_each_transform(tmp_path: Path, spark: Any,
-                                            java: JavaIceberg) -> None:
+                                            java_iceberg: JavaIceberg) -> None:
     for i, parts in enumerate(SINGLE):
         wh = write_table(tmp_path / str(i), spark, parts)
-        assert _assert_java_partitions(java, tmp_path / str(i), wh.table("t")) >= 3, parts
+        assert _assert_java_partitions(java_iceberg, tmp_path / str(i), wh.table("t")) >= 3, parts

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import os
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from iceberg_canonical import canonical_frame
 from oracles.java_iceberg import JavaIceberg
-from oracles.java_paimon import JavaPaimonUnavailable
 from test_iceberg_java_fixtures import TARBALL, expected
 
 import schemalab as sl
@@ -52,18 +50,6 @@ STEPS: list[dict[str, Any]] = [
     {"op": "append", "rows": [[11, "a11", "b11", 11]]},                      # 18: s11
     {"op": "cherrypick", "snapshot": "W2"},                                   # 19: published
 ]
-
-
-@pytest.fixture(scope="module")
-def java_iceberg() -> Iterator[JavaIceberg]:
-    try:
-        client = JavaIceberg.start()
-    except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture(scope="module")

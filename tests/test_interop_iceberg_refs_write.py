@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from iceberg_canonical import canonical_frame
 from oracles.java_iceberg import JavaIceberg
-from oracles.java_paimon import JavaPaimonUnavailable
 from test_iceberg_write import ours as ours_rows
 from test_iceberg_write import pyiceberg_rows
 
@@ -36,23 +34,11 @@ from schemalab.sql import IcebergRefStatement, IcebergWriteOrder, parse_statemen
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(scope="module")
-def java() -> Iterator[JavaIceberg]:
-    try:
-        client = JavaIceberg.start()
-    except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
-    try:
-        yield client
-    finally:
-        client.close()
-
-
 def _md(path: str | Path) -> dict[str, Any]:
     return json.loads(Path(str(path).removeprefix("file:")).read_text())
 
 
-def test_java_reads_our_refs(tmp_path: Path, spark: Any, java: JavaIceberg) -> None:
+def test_java_reads_our_refs(tmp_path: Path, spark: Any, java_iceberg: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
     wh.sql("CREATE TABLE t (id BIGINT, s STRING, d DATE) PARTITIONED BY (days(d))")
     wh.sql("INSERT INTO t VALUES (1, 'a', DATE'2024-01-01'), (2, NULL, NULL)")
@@ -67,7 +53,7 @@ def test_java_reads_our_refs(tmp_path: Path, spark: Any, java: JavaIceberg) -> N
         wh.table("t").metadata.refs["dev"]["snapshot-id"]))
     t = wh.table("t")
     where = tmp_path / "default" / "t"
-    theirs = java.refs(where)
+    theirs = java_iceberg.refs(where)
     ours = {r.name: r for r in t.refs}
     assert set(ours) == set(theirs) == {"main", "dev", "v1", "v2"}
     for name, j in theirs.items():
@@ -76,7 +62,7 @@ def test_java_reads_our_refs(tmp_path: Path, spark: Any, java: JavaIceberg) -> N
         for key in ("max-ref-age-ms", "max-snapshot-age-ms", "min-snapshots-to-keep"):
             assert r.properties.get(key) == j[key], (name, key)
     for ref in ours:
-        out = java.read(where, ref=ref)
+        out = java_iceberg.read(where, ref=ref)
         columns, _, rows = canonical_frame(t.read(ref=ref))
         assert columns == out["columns"], ref
         assert sorted(rows) == sorted(out["rows"]), ref
@@ -88,13 +74,13 @@ def test_java_reads_our_refs(tmp_path: Path, spark: Any, java: JavaIceberg) -> N
             assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"])), query
     assert ours["v1"].schema_id == 0 and ours["dev"].schema_id == t.metadata.current_schema_id
     for snap in t.snapshots:
-        out = java.read(where, snapshot_id=snap.snapshot_id)
+        out = java_iceberg.read(where, snapshot_id=snap.snapshot_id)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap.snapshot_id))
         assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"]))
         columns, _, rows = canonical_frame(wh.sql(
             f"SELECT * FROM t.snapshot_id_{snap.snapshot_id}"))
         assert (columns, sorted(rows)) == (out["columns"], sorted(out["rows"]))
-    assert {s["id"]: s["parent"] for s in java.snapshots(where)} == {
+    assert {s["id"]: s["parent"] for s in java_iceberg.snapshots(where)} == {
         s.snapshot_id: s.parent_id for s in t.snapshots}
     # pyiceberg reads every snapshot of the branch as we do
     for sid in [s.snapshot_id for s in t.branch("dev").snapshots]:
@@ -177,7 +163,7 @@ def _facts(path: str | Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_java_runs_the_same_statements_alike(version: int, tmp_path: Path, spark: Any,
-                                             java: JavaIceberg) -> None:
+                                             java_iceberg: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path / "ours", spark=spark, format="iceberg")
     wh.sql("CREATE TABLE t (id BIGINT, s STRING, ts TIMESTAMP, st STRUCT<x: INT>) "
            "PARTITIONED BY (bucket(2, id)) "
@@ -194,7 +180,7 @@ def test_java_runs_the_same_statements_alike(version: int, tmp_path: Path, spark
             ours.append(None)
         except SchemaLabError as e:
             ours.append(e.message)
-    theirs = java.ref_statements(tmp_path / "java", "default.t",
+    theirs = java_iceberg.ref_statements(tmp_path / "java", "default.t",
                                  [_java_form(text) for text in texts])
     for (text, message), mine, java_error in zip(CASES, ours, theirs["errors"], strict=True):
         if message is None:

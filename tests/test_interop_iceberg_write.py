@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from iceberg_canonical import canonical_frame
 from oracles.java_iceberg import JavaIceberg
-from oracles.java_paimon import JavaPaimonUnavailable
 from test_iceberg_write import CREATE, REFUSED, ROWS
 from test_interop_java_iceberg import comparable
 
@@ -31,21 +29,9 @@ from schemalab.iceberg.write import commit as commits
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(scope="module")
-def java() -> Iterator[JavaIceberg]:
-    try:
-        client = JavaIceberg.start()
-    except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
-    try:
-        yield client
-    finally:
-        client.close()
-
-
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_java_catalog_reads_every_snapshot(version: int, tmp_path: Path, spark: Any,
-                                           java: JavaIceberg) -> None:
+                                           java_iceberg: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
     wh.sql(CREATE.format(parts="bucket(4, id), days(ts), truncate(3, name), years(dt), "
                                "hours(tn)", v=version))
@@ -62,7 +48,7 @@ def test_java_catalog_reads_every_snapshot(version: int, tmp_path: Path, spark: 
            "map('x', 1L)), (NULL, 2, NULL, NULL, NULL, NULL, NULL)")
     t = wh.table("t")
     for snap in [None, *(s.snapshot_id for s in t.snapshots)]:
-        theirs = java.catalog_read(tmp_path, "default.t", snap)
+        theirs = java_iceberg.catalog_read(tmp_path, "default.t", snap)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap))
         assert columns == theirs["columns"], snap
         assert comparable(rows) == comparable(theirs["rows"]), (
@@ -123,12 +109,12 @@ def _facts(path: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_java_writes_the_same_metadata(version: int, tmp_path: Path,
-                                       java: JavaIceberg) -> None:
+                                       java_iceberg: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path / "ours", format="iceberg")
     wh.sql(START.format(v=version))
     for statement, _ in SAME:
         wh.sql(statement)
-    theirs = java.java_ddl(
+    theirs = java_iceberg.java_ddl(
         tmp_path / "java", "default.t", _java_start_schema(),
         partitioning=[["bucket", "a", 8], ["day", "dt", None], ["truncate", "s.y", 4]],
         properties={"format-version": str(version)}, statements=[ops for _, ops in SAME])
@@ -157,7 +143,7 @@ def _java_refusal(statement: str) -> list[Any]:
 @pytest.mark.parametrize(("statement", "message"),
                          [r for r in REFUSED if _java_refusal(r[0])])
 def test_java_refuses_the_same(statement: str, message: str, tmp_path: Path,
-                               java: JavaIceberg) -> None:
+                               java_iceberg: JavaIceberg) -> None:
     schema = {"type": "struct", "schema-id": 0, "fields": [
         {"id": 1, "name": "a", "required": False, "type": "int"},
         {"id": 2, "name": "s", "required": False, "type": {"type": "struct", "fields": [
@@ -165,7 +151,7 @@ def test_java_refuses_the_same(statement: str, message: str, tmp_path: Path,
         {"id": 4, "name": "d", "required": False, "type": "decimal(9, 2)"},
         {"id": 5, "name": "dt", "required": False, "type": "date"},
         {"id": 6, "name": "p", "required": False, "type": "string"}]}
-    theirs = java.java_ddl(tmp_path / "java", "default.t", schema,
+    theirs = java_iceberg.java_ddl(tmp_path / "java", "default.t", schema,
                            partitioning=[["identity", "p", None]],
                            statements=[_java_refusal(statement)])
     error = theirs["errors"][0]
@@ -178,7 +164,7 @@ def test_java_refuses_the_same(statement: str, message: str, tmp_path: Path,
     assert error in str(e.value)
 
 
-def test_racing_java_loses_nothing(tmp_path: Path, java: JavaIceberg) -> None:
+def test_racing_java_loses_nothing(tmp_path: Path, java_iceberg: JavaIceberg) -> None:
     """schemalab and Java's HadoopTableOperations commit to one table at once."""
     wh = sl.Warehouse(tmp_path, format="iceberg")
     wh.sql("CREATE TABLE t (a INT)")
@@ -188,7 +174,7 @@ def test_racing_java_loses_nothing(tmp_path: Path, java: JavaIceberg) -> None:
 
     def run_java() -> None:
         try:
-            java_done.extend(java.commit_properties(tmp_path, "default.t", "java.", 25))
+            java_done.extend(java_iceberg.commit_properties(tmp_path, "default.t", "java.", 25))
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
@@ -208,7 +194,7 @@ def test_racing_java_loses_nothing(tmp_path: Path, java: JavaIceberg) -> None:
     assert set(ours) <= set(final.properties)
     assert set(java_done) <= set(final.properties)
     assert java_done, "Java committed nothing"
-    assert java.catalog_read(tmp_path, "default.t")["rows"] == []
+    assert java_iceberg.catalog_read(tmp_path, "default.t")["rows"] == []
 
 
 #: partition evolution and identifier fields: (schemalab statement, Java's calls)
@@ -229,14 +215,15 @@ EVOLVE = [
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
-def test_java_evolves_specs_the_same(version: int, tmp_path: Path, java: JavaIceberg) -> None:
+def test_java_evolves_specs_the_same(version: int, tmp_path: Path,
+                                     java_iceberg: JavaIceberg) -> None:
     wh = sl.Warehouse(tmp_path / "ours", format="iceberg")
     wh.sql("CREATE TABLE t (a INT NOT NULL, s STRUCT<x: INT, y: STRING>, f FLOAT, "
            "d DECIMAL(9, 2), dt DATE, m MAP<STRING, STRUCT<k: INT>>) USING iceberg "
            f"PARTITIONED BY (days(dt)) TBLPROPERTIES ('format-version' = '{version}')")
     for statement, _ in EVOLVE:
         wh.sql(statement)
-    theirs = java.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
+    theirs = java_iceberg.java_ddl(tmp_path / "java", "default.t", _java_start_schema(),
                            partitioning=[["day", "dt", None]],
                            properties={"format-version": str(version)},
                            statements=[ops for _, ops in EVOLVE])
@@ -244,7 +231,7 @@ def test_java_evolves_specs_the_same(version: int, tmp_path: Path, java: JavaIce
     assert _facts(wh.table("t").metadata_file) == _facts(theirs["metadata_file"])
 
 
-def test_java_reads_v3_defaults(tmp_path: Path, spark: Any, java: JavaIceberg) -> None:
+def test_java_reads_v3_defaults(tmp_path: Path, spark: Any, java_iceberg: JavaIceberg) -> None:
     """initial-default for rows written before the column, write-default for an INSERT that
     left it out: Java reads every snapshot as schemalab does."""
     from test_iceberg_write import DEFAULTS
@@ -253,7 +240,7 @@ def test_java_reads_v3_defaults(tmp_path: Path, spark: Any, java: JavaIceberg) -
     wh.sql(DEFAULTS)
     t = wh.table("t")
     for snap in [s.snapshot_id for s in t.snapshots]:
-        theirs = java.catalog_read(tmp_path, "default.t", snap)
+        theirs = java_iceberg.catalog_read(tmp_path, "default.t", snap)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap))
         assert columns == theirs["columns"]
         assert comparable(rows) == comparable(theirs["rows"]), snap
@@ -261,7 +248,7 @@ def test_java_reads_v3_defaults(tmp_path: Path, spark: Any, java: JavaIceberg) -
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_java_reads_deletes_and_overwrites(version: int, tmp_path: Path, spark: Any,
-                                           java: JavaIceberg) -> None:
+                                           java_iceberg: JavaIceberg) -> None:
     """DELETE (rows: v2 position delete files, v3 deletion vectors; a second delete merged
     into one file's deletes; whole files dropped) and INSERT OVERWRITE (static, dynamic)
     after ALTERs and partition evolution: Java's HadoopCatalog reads every snapshot as
@@ -289,7 +276,7 @@ def test_java_reads_deletes_and_overwrites(version: int, tmp_path: Path, spark: 
     t = wh.table("t")
     kinds = set()
     for snap in [None, *(s.snapshot_id for s in t.snapshots)]:
-        theirs = java.catalog_read(tmp_path, "default.t", snap)
+        theirs = java_iceberg.catalog_read(tmp_path, "default.t", snap)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap))
         assert columns == theirs["columns"], snap
         assert comparable(rows) == comparable(theirs["rows"]), (
@@ -304,7 +291,7 @@ def test_java_reads_deletes_and_overwrites(version: int, tmp_path: Path, spark: 
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_java_reads_unpartitioned_deletes(version: int, tmp_path: Path, spark: Any,
-                                          java: JavaIceberg) -> None:
+                                          java_iceberg: JavaIceberg) -> None:
     """An unpartitioned table: deletes before and after ALTERs, a second delete merged, a
     whole file dropped, both overwrites: Java reads every snapshot as schemalab does."""
     wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
@@ -320,7 +307,7 @@ def test_java_reads_unpartitioned_deletes(version: int, tmp_path: Path, spark: A
     wh.sql("DELETE FROM t WHERE id = 300")
     t = wh.table("t")
     for snap in [None, *(s.snapshot_id for s in t.snapshots)]:
-        theirs = java.catalog_read(tmp_path, "default.t", snap)
+        theirs = java_iceberg.catalog_read(tmp_path, "default.t", snap)
         columns, _, rows = canonical_frame(t.read(snapshot_id=snap))
         assert columns == theirs["columns"], snap
         assert comparable(rows) == comparable(theirs["rows"]), snap
@@ -353,11 +340,11 @@ _SIZES = ("added-files-size", "removed-files-size", "total-files-size", "iceberg
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_java_writes_the_same_deletes(version: int, tmp_path: Path, spark: Any,
-                                      java: JavaIceberg) -> None:
+                                      java_iceberg: JavaIceberg) -> None:
     """Java given the same statements (its writers and producers as Iceberg's Spark uses
     them) commits the same operations, with the same summary keys and counts, and adds
     delete files of the same kind (v2 Parquet position deletes, v3 Puffin DVs)."""
-    theirs = java.java_dml(
+    theirs = java_iceberg.java_dml(
         tmp_path / "java", "default.t", {"type": "struct", "schema-id": 0, "fields": [
             {"id": 1, "name": "id", "required": False, "type": "int"},
             {"id": 2, "name": "name", "required": False, "type": "string"},

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -30,7 +30,6 @@ from typing import Any
 import pytest
 from iceberg_canonical import canonical_frame
 from oracles.java_iceberg import JavaIceberg
-from oracles.java_paimon import JavaPaimonUnavailable
 from test_iceberg_java_fixtures import READS, TARBALL, expected
 
 import schemalab as sl
@@ -47,18 +46,6 @@ CHANGED_SINCE_1_10: dict[tuple[str, str], str] = {
     ("t06_struct_all_old_fields_dropped", "current"): STRUCT_KEPT,
     ("t06_struct_all_old_fields_dropped", "5717569821466167092"): STRUCT_KEPT,
 }
-
-
-@pytest.fixture(scope="session")
-def java_iceberg() -> Iterator[JavaIceberg]:
-    try:
-        client = JavaIceberg.start()
-    except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture(scope="session")
