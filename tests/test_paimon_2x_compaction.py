@@ -165,3 +165,24 @@ def test_row_tracking_compaction_reads_as_before(tmp_path: Path, spark: Any) -> 
     assert len(t.live_entries(t.latest_snapshot)) == 1
     assert [r[:3] for r in _rows(t)] == before
     assert t.history().warnings() == ()
+
+
+def test_compacting_a_branch_of_a_data_evolution_table_leaves_main(tmp_path: Path,
+                                                                   spark: Any) -> None:
+    """``CALL sys.compact`` of ``t$branch_b``: the branch's own snapshots are compacted and
+    committed there; main's snapshot/ stays as it was, byte for byte (the data-evolution
+    compaction had read and committed to main's)."""
+    root, path = build_evolved_data_evolution(tmp_path)
+    wh = sl.Warehouse(root, spark=spark)
+    wh.sql("CALL sys.create_tag(table => 'ev', tag => 't1')")
+    wh.sql("CALL sys.create_branch(table => 'ev', branch => 'b', tag => 't1')")
+    snapshots = Path(path) / "snapshot"
+    main_before = {p.name: p.read_bytes() for p in snapshots.iterdir()}
+    before = _rows(wh.table("ev"))
+    wh.sql("CALL sys.compact(table => 'ev$branch_b')")
+    assert {p.name: p.read_bytes() for p in snapshots.iterdir()} == main_before
+    branch = wh.table("ev").branch("b")
+    snap = branch.latest_snapshot
+    assert snap is not None and snap.commit_kind == "COMPACT"
+    assert len(branch.data_files(snap)) == 1
+    assert [r[:-1] for r in _rows(branch)] == [r[:-1] for r in before]

@@ -210,7 +210,8 @@ def _compact_row_ranges(target: WriteTarget, live: LiveFiles,
     the files of consecutive row-id ranges rewritten into one file each, row ids kept."""
     schema, table = target.schema, target.name
     for attempt in range(1, attempts + 1):
-        snap = SnapshotManager(target.path, table).latest()
+        # a branch's own snapshot/ (target.meta_path), as the other compaction reads it
+        snap = SnapshotManager(target.meta_path or target.path, table).latest()
         pairs = [(e, f) for e, f in live(snap) if _in_partitions(f, schema, specs)]
         tasks = compact_rows.plan_tasks(pairs, schema, table, _target_file_size(schema))
         if not tasks:
@@ -227,7 +228,7 @@ def _compact_row_ranges(target: WriteTarget, live: LiveFiles,
                     done.advance(len(t.pairs))
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
-                                 reader=reader)
+                                 reader=reader, meta_path=target.meta_path)
         except CommitConflictError as e:
             for f in files:
                 fileio.delete(f.path)
