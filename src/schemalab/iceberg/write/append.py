@@ -69,8 +69,8 @@ def _existing(mf: IcebergManifestFile) -> avro.ManifestRecord:
         parts, mf.first_row_id)
 
 
-def _totals(parent: dict[str, Any] | None, files: Sequence[WrittenDataFile]
-            ) -> dict[str, str]:
+def _totals(parent: dict[str, Any] | None, files: Sequence[WrittenDataFile],
+            kept: int) -> dict[str, str]:
     prev = (parent or {}).get("summary", {})
     records = sum(f.metrics.record_count for f in files)
     size = sum(f.file_size for f in files)
@@ -79,7 +79,10 @@ def _totals(parent: dict[str, Any] | None, files: Sequence[WrittenDataFile]
     def total(key: str, add: int = 0) -> str:
         return str(int(prev.get(key, 0)) + add)
 
-    return {"operation": "append", "added-data-files": str(len(files)),
+    # Java 1.12's MergeAppend (what Iceberg's Spark appends with) counts its manifests
+    # first: one new, the parent's kept (schemalab merges none)
+    return {"operation": "append", "manifests-created": "1", "manifests-kept": str(kept),
+            "manifests-replaced": "0", "added-data-files": str(len(files)),
             "added-records": str(records), "added-files-size": str(size),
             "changed-partition-count": str(len(parts)),
             "total-records": total("total-records", records),
@@ -127,9 +130,13 @@ def commit_append(where: str | CommitTarget, table: str, version: int,
         new = avro.ManifestRecord(f"{location}/metadata/{name}", length, spec.spec_id, 0, seq,
                                   seq, snapshot_id, len(files), 0, 0, rows, 0, 0,
                                   _summaries(files, spec_fields), first_row_id)
+        # the parent's manifests that still list a live file (Java's filter drops the
+        # others: a manifest whose files a DELETE or OVERWRITE all removed)
         old = [] if parent is None else [
             _existing(mf) for mf in read_iceberg_manifest_list(
-                local_path(table_path, location, parent["manifest-list"]))]
+                local_path(table_path, location, parent["manifest-list"]))
+            if mf.added_files is None or mf.existing_files is None
+            or mf.added_files + mf.existing_files > 0]
         list_name = f"snap-{snapshot_id}-1-{uuid.uuid4()}.avro"
         avro.write_manifest_list(os.path.join(mdir, list_name), version=version,
                                  snapshot_id=snapshot_id,
@@ -143,7 +150,7 @@ def commit_append(where: str | CommitTarget, table: str, version: int,
         if parent is not None:
             snap["parent-snapshot-id"] = cur
         snap["timestamp-ms"] = now_ms()
-        snap["summary"] = _totals(parent, files)
+        snap["summary"] = _totals(parent, files, len(old))
         snap["manifest-list"] = f"{location}/metadata/{list_name}"
         snap["schema-id"] = schema.schema_id
         if version >= 3:
