@@ -141,7 +141,10 @@ def iceberg_selection(warehouse: str, name: str | TableName,
     """``t.branch_dev``, ``db.t.branch_dev``, ``t.tag_v1``, ``t.snapshot_id_N`` naming an
     Iceberg table of the warehouse, as Iceberg's SparkCatalog loads them: when no table
     has that very name, the part before the selector names the table (unqualified: in
-    ``default``). None when the name is no such selector."""
+    ``default``). None when the name is no such selector (or no name: ``resolve`` refuses
+    it)."""
+    if not isinstance(name, (str, TableName)):
+        return None
     if isinstance(name, str):
         if "." not in name:
             return None
