@@ -11,6 +11,7 @@ Spark starts only when data is touched (INSERT, SELECT, reads): DDL runs in plai
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -455,7 +456,9 @@ class Warehouse:
             try:
                 # one table object per table: it reads each file once
                 t = self._open_any(name)
-                cols = named.of(name, isinstance(t, Table) and tracks_rows(t.schema))
+                # the schema only where it decides (a row-tracking table among several):
+                # t.schema is a public call of its own, which would list schema/ again
+                cols = named.of(name, functools.partial(_tracks_rows, t))
                 df = t.read(system_columns=cols) if cols and isinstance(t, Table) \
                     else t.read()
                 hidden.update(cols)
@@ -498,6 +501,10 @@ class Warehouse:
         except TableNotFoundError:
             return None
         return t.system_table(table) if isinstance(t, WritableIcebergTable) else None
+
+
+def _tracks_rows(t: Table | WritableIcebergTable) -> bool:
+    return isinstance(t, Table) and tracks_rows(t.schema)
 
 
 #: the handler of each statement kind

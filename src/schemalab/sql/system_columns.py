@@ -14,12 +14,13 @@ In a join each table gets the system columns the query names with its alias or n
 (``a._ROW_ID``); an unqualified one goes to every table of the query:
 
     >>> named = named_system_columns("SELECT a._ROW_ID, b.x FROM t a JOIN db.u b ON a.k = b.k")
-    >>> named.of(TableName(None, "t"), True), named.of(TableName("db", "u"), True)
+    >>> named.of(TableName(None, "t"), lambda: True), named.of(TableName("db", "u"), lambda: True)
     (('_ROW_ID',), ())
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -56,11 +57,12 @@ class NamedSystemColumns:
     loose: tuple[str, ...]
     tables: int
 
-    def of(self, name: TableName, tracks_rows: bool) -> tuple[str, ...]:
+    def of(self, name: TableName, tracks_rows: Callable[[], bool]) -> tuple[str, ...]:
         """What table ``name``'s read adds: its qualified ones, and the unqualified ones
-        when it is the query's only table or a row-tracking table among several."""
+        when it is the query's only table or a row-tracking table among several.
+        ``tracks_rows`` is asked only then (it reads the table's schema)."""
         cols = set(self.qualified.get(name, ()))
-        if self.loose and (self.tables == 1 or tracks_rows):
+        if self.loose and (self.tables == 1 or tracks_rows()):
             cols |= set(self.loose)
         return tuple(c for c in SYSTEM_COLUMNS if c in cols)
 
