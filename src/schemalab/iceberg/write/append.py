@@ -58,7 +58,8 @@ def _summaries(files: Sequence[WrittenDataFile],
     return out
 
 
-def _existing(mf: IcebergManifestFile) -> avro.ManifestRecord:
+def kept_record(mf: IcebergManifestFile) -> avro.ManifestRecord:
+    """A manifest of the parent listed again as it is."""
     parts = None if mf.partitions is None else [
         {"contains_null": p.contains_null, "contains_nan": p.contains_nan,
          "lower_bound": p.lower_bound, "upper_bound": p.upper_bound} for p in mf.partitions]
@@ -133,7 +134,7 @@ def commit_append(where: str | CommitTarget, table: str, version: int,
         # the parent's manifests that still list a live file (Java's filter drops the
         # others: a manifest whose files a DELETE or OVERWRITE all removed)
         old = [] if parent is None else [
-            _existing(mf) for mf in read_iceberg_manifest_list(
+            kept_record(mf) for mf in read_iceberg_manifest_list(
                 local_path(table_path, location, parent["manifest-list"]))
             if mf.added_files is None or mf.existing_files is None
             or mf.added_files + mf.existing_files > 0]

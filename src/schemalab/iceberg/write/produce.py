@@ -34,7 +34,7 @@ from schemalab.iceberg.manifests import (
 from schemalab.iceberg.metadata import IcebergSchema, PartitionSpec
 from schemalab.iceberg.types import IcebergType
 from schemalab.iceberg.write import avro
-from schemalab.iceberg.write.append import partition_bound
+from schemalab.iceberg.write.append import kept_record, partition_bound
 from schemalab.iceberg.write.commit import CommitTarget, commit, target_of
 from schemalab.iceberg.write.datafiles import WrittenDataFile, local_path
 from schemalab.iceberg.write.schema_json import schema_json
@@ -259,18 +259,6 @@ def _bound_value(v: Any) -> Any:
     import datetime as dt
 
     return norm_value(v) if isinstance(v, (dt.date, dt.datetime)) else v
-
-
-def kept_record(mf: IcebergManifestFile) -> avro.ManifestRecord:
-    """A manifest of the parent listed again as it is."""
-    parts = None if mf.partitions is None else [
-        {"contains_null": p.contains_null, "contains_nan": p.contains_nan,
-         "lower_bound": p.lower_bound, "upper_bound": p.upper_bound} for p in mf.partitions]
-    return avro.ManifestRecord(
-        mf.path, mf.length, mf.spec_id, mf.content, mf.sequence_number, mf.min_sequence_number,
-        mf.added_snapshot_id or 0, mf.added_files or 0, mf.existing_files or 0,
-        mf.deleted_files or 0, mf.added_rows or 0, mf.existing_rows or 0, mf.deleted_rows or 0,
-        parts, mf.first_row_id)
 
 
 def _entry_summaries(files: Sequence[avro.DataFileRecord],
