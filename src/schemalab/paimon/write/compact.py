@@ -187,19 +187,20 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
                                  replaces=_still_live(target.path, gone, table, reader),
                                  keep_index=not vectors, reader=reader,
                                  meta_path=target.meta_path)
-        except CommitConflictError as e:
-            for f in files:
+        except BaseException as e:
+            for f in files:  # nothing references them
                 fileio.delete(f.path)
-            if e.rule == "compaction-conflict" and attempt < attempts:
+            if _lost_race(e) and attempt < attempts:
                 continue
-            raise
-        except BaseException:
-            for f in files:
-                fileio.delete(f.path)
             raise
         buckets = {(e.partition, e.bucket) for e, _ in chosen}
         return CompactionResult(table, new, len(chosen), len(added), len(buckets), attempt)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _lost_race(e: BaseException) -> bool:
+    """Whether a compaction's commit lost to another writer's (it is tried again)."""
+    return isinstance(e, CommitConflictError) and e.rule == "compaction-conflict"
 
 
 def _compact_row_ranges(target: WriteTarget, live: LiveFiles,
@@ -229,15 +230,11 @@ def _compact_row_ranges(target: WriteTarget, live: LiveFiles,
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
                                  reader=reader, meta_path=target.meta_path)
-        except CommitConflictError as e:
-            for f in files:
+        except BaseException as e:
+            for f in files:  # nothing references them
                 fileio.delete(f.path)
-            if e.rule == "compaction-conflict" and attempt < attempts:
+            if _lost_race(e) and attempt < attempts:
                 continue
-            raise
-        except BaseException:
-            for f in files:
-                fileio.delete(f.path)
             raise
         buckets = len({t.pairs[0][0].partition for t in tasks})  # bucket 0 of each partition
         return CompactionResult(table, new, len(gone), len(added), buckets, attempt)
