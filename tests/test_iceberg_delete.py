@@ -262,19 +262,10 @@ def test_a_killed_delete_leaves_nothing_visible(tmp_path: Path, spark: Any,
     assert_pyiceberg_reads_like_us(t)
 
 
-@pytest.mark.parametrize("version", [2, 3])
-def test_delete_racing_insert(version: int, tmp_path: Path, spark: Any,
-                              monkeypatch: Any) -> None:
-    """An INSERT commits while a DELETE is committing: the DELETE re-applies on it (both
-    commits present). Then a DELETE of the same file commits first: the other starts over
-    on the new snapshot (cleanly retried; no second vector for one file)."""
-    wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
-    wh.sql(CREATE.format(v=version))
-    wh.sql(ROWS)
-    other = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
+def _racing(monkeypatch: Any, other: sl.Warehouse, race: list[str]) -> list[str]:
+    """Before each of this process's next metadata commits, ``other`` runs the next statement
+    of ``race`` (which the caller may extend): the commit finds itself overtaken."""
     real = commits.fileio.write_new
-    race: list[str] = ["INSERT INTO t VALUES (9, 'z', 'x')"]
-
     busy: list[bool] = []
 
     def write_new(p: str, data: Any) -> bool:
@@ -285,6 +276,20 @@ def test_delete_racing_insert(version: int, tmp_path: Path, spark: Any,
         return real(p, data)
 
     monkeypatch.setattr(commits.fileio, "write_new", write_new)
+    return race
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_delete_racing_insert(version: int, tmp_path: Path, spark: Any,
+                              monkeypatch: Any) -> None:
+    """An INSERT commits while a DELETE is committing: the DELETE re-applies on it (both
+    commits present). Then a DELETE of the same file commits first: the other starts over
+    on the new snapshot (cleanly retried; no second vector for one file)."""
+    wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
+    wh.sql(CREATE.format(v=version))
+    wh.sql(ROWS)
+    other = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
+    race = _racing(monkeypatch, other, ["INSERT INTO t VALUES (9, 'z', 'x')"])
     wh.sql("DELETE FROM t WHERE id = 1")
     assert ids(wh) == [2, 3, 4, 9]
     race.append("DELETE FROM t WHERE id = 2")
@@ -307,19 +312,7 @@ def test_same_file_race_starts_over(tmp_path: Path, spark: Any, monkeypatch: Any
     wh.sql("CREATE TABLE t (id INT) TBLPROPERTIES ('format-version' = '3')")
     wh.sql("INSERT INTO t SELECT /*+ REPARTITION(1) */ id FROM range(6)")
     other = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
-    real = commits.fileio.write_new
-    race = ["DELETE FROM t WHERE id = 1"]
-
-    busy: list[bool] = []
-
-    def write_new(p: str, data: Any) -> bool:
-        if p.endswith(".metadata.json") and race and not busy:
-            busy.append(True)  # the other writer's own commit does not race again
-            other.sql(race.pop(0))
-            busy.clear()
-        return real(p, data)
-
-    monkeypatch.setattr(commits.fileio, "write_new", write_new)
+    _racing(monkeypatch, other, ["DELETE FROM t WHERE id = 1"])
     wh.sql("DELETE FROM t WHERE id = 4")
     monkeypatch.undo()
     assert ids(wh) == [0, 2, 3, 5]
