@@ -21,6 +21,7 @@ import pytest
 
 import schemalab as sl
 from schemalab.errors import SchemaLabError
+from schemalab.iceberg import locate
 from schemalab.iceberg.locate import find_current_metadata
 from schemalab.iceberg.manifests import decode_bound
 from schemalab.iceberg.write import commit as commits
@@ -381,6 +382,29 @@ def test_racing_commits_lose_nothing(tmp_path: Path) -> None:
         f"race.{n}.{i}" for n in range(4) for i in range(10)}
     assert (Path(path) / "metadata" / "version-hint.text").read_text() == "41"
     assert len(d["metadata-log"]) == 40
+
+
+def test_commit_between_listing_and_hint(tmp_path: Path, monkeypatch: Any) -> None:
+    """A commit that lands just after a reader listed metadata/: the reader gets the version
+    it listed, never a hint naming a file it has not listed (CI saw 'corrupt-file' from
+    such a race when the hint was read after the listing)."""
+    wh = sl.Warehouse(tmp_path, format="iceberg")
+    wh.sql("CREATE TABLE t (a INT)")
+    path = str(tmp_path / "default" / "t")
+    real = locate.fileio.list_names
+    raced: list[str] = []
+
+    def list_names(p: str) -> list[str]:
+        names = real(p)
+        if not raced:
+            raced.append(p)
+            sl.Warehouse(tmp_path, format="iceberg").sql("ALTER TABLE t ADD COLUMN b INT")
+        return names
+
+    monkeypatch.setattr(locate.fileio, "list_names", list_names)
+    assert os.path.basename(find_current_metadata(path)) == "v1.metadata.json"
+    assert raced
+    assert os.path.basename(find_current_metadata(path)) == "v2.metadata.json"
 
 
 def test_lost_race_is_reapplied(tmp_path: Path, spark: Any, monkeypatch: Any) -> None:

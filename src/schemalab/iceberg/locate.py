@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
 
 from schemalab import fileio
 from schemalab.errors import (
@@ -14,11 +13,6 @@ from schemalab.errors import (
     TableNotFoundError,
 )
 from schemalab.iceberg.metadata import load_json
-
-if TYPE_CHECKING:  # pragma: no cover
-
-    pass
-
 
 _NUMBERED = re.compile(r"^(\d+)-.+\.metadata\.json(?:\.gz)?$")
 _VERSIONED = re.compile(r"^v(\d+)(?:\.[A-Za-z0-9]+)?\.metadata\.json(?:\.gz)?$")
@@ -45,6 +39,14 @@ def find_current_metadata(table_dir: str) -> str:
     told apart by their ``last-updated-ms``. Without a catalog this is the best guess: open a
     metadata file directly to pin an exact version."""
     mdir = os.path.join(table_dir, "metadata")
+    hint = os.path.join(mdir, "version-hint.text")
+    # the hint is read before metadata/ is listed: a writer creates v<N> before the hint
+    # names it, so the listing then holds what the hint names. Listed first, a commit
+    # landing in between made a hint that named a file the listing had not seen.
+    try:
+        text: str | None = fileio.read_bytes(hint).decode("utf-8", "replace").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        text = None
     names = fileio.list_names(mdir)
     if not names:
         raise TableNotFoundError(f"{table_dir} is not an Iceberg table directory (no "
@@ -54,9 +56,7 @@ def find_current_metadata(table_dir: str) -> str:
         ver = metadata_version(n)
         if ver is not None:
             by_version.setdefault(ver, []).append(n)
-    hint = os.path.join(mdir, "version-hint.text")
-    if "version-hint.text" in names:
-        text = fileio.read_bytes(hint).decode("utf-8", "replace").strip()
+    if text is not None:
         if not text.isdigit():
             raise CorruptFileError(hint, f"must hold a version number, not {text[:40]!r}")
         ver = int(text)
