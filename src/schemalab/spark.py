@@ -78,6 +78,10 @@ def local_spark(app_name: str = "schemalab", *, cores: int = 2, driver_memory: s
         # distributed job, which on a local disk only adds a job: a 100-file evolved read
         # planned in ~450 ms with it and ~180 ms without (bench/evolved_read.py, V=50).
         .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
+        # PySpark otherwise records the Python call site of every Column function in the
+        # JVM (8 py4j calls each): a merge read's planning made 908 calls, half of them
+        # these, and the call sites named schemalab's own code, not the user's
+        .config("spark.python.sql.dataFrameDebugging.enabled", "false")
     )
     for key, value in {**SESSION_SQL_CONF, **(extra_conf or {})}.items():
         builder = builder.config(key, value)

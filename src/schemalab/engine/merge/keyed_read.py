@@ -34,7 +34,15 @@ from schemalab.engine.merge.aggregation import aggregation, aggregation_fold
 from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
 from schemalab.engine.merge.function import Fold, MergeInput, fold_two, fold_two_inserts
-from schemalab.engine.merge.keyset import key_bitmap, key_values, without_held
+from schemalab.engine.merge.keyset import (
+    KeyBitmap,
+    KeyRange,
+    dense_keys,
+    key_bitmap,
+    key_values,
+    not_held,
+    without_held,
+)
 from schemalab.engine.merge.options import (
     AGGREGATION,
     DEDUPLICATE,
@@ -93,18 +101,17 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     """One row per key that the merge keeps, in the plan's schema plus its result's
     ``__sl_seq`` and ``__sl_kind``; None when no file is read. ``batch``: a batch read
     (False: a compaction, which merges what a batch read of first-row takes as it is)."""
-    from pyspark.sql import functions as F
 
     if how not in MERGE_HOW:
         raise ValueError(f"how must be one of {MERGE_HOW}, not {how!r}")
     m = merge_input(plan)
     buckets = plans_of(plan, m.opts, batch=batch)
-    columns = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
+    names = [*m.names, SEQ_COL, KIND_COL]
     out: list[DataFrame] = []
 
     def read(files: list[DataFile]) -> DataFrame | None:
         df = versions(plan, spark, files=files)
-        return None if df is None else df.select(*columns)
+        return None if df is None else _ordered(df, names)
 
     raw = read([f for b in buckets if b.strategy == "raw" for f in b.files])
     if raw is not None:
@@ -121,7 +128,7 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
         return _union(out) if out else None
     newest = [b for b in buckets if b.strategy == "newest"]
     if newest:
-        out.append(_newest(plan, spark, read, newest, m).select(*columns))
+        out.append(_ordered(_newest(plan, spark, read, newest, m), names))
     split = [b for b in buckets if b.strategy == "split"]
     pair = [b for b in buckets if b.strategy == "pair"]
     if pair:
@@ -129,7 +136,7 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
         if paired is None:  # no bitmap of the base's keys: their rows are merged as split
             split.extend(pair)
         else:
-            out.append(paired.select(*columns))
+            out.append(_ordered(paired, names))
     full = [b for b in buckets if b.strategy == "full"]
     if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
         # one lookup and one scan for every split bucket's base, and their few rows to
@@ -149,6 +156,14 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
         assert rows is not None  # a bucket to merge has files
         out.append(_kept(FUNCTIONS[m.opts.engine](rows.coalesce(1), m)))
     return _union(out) if out else None
+
+
+def _ordered(df: DataFrame, names: list[str]) -> DataFrame:
+    """``df``'s columns ``names``, in that order: ``df`` itself where they are its columns
+    already (asking its schema costs the driver less than analysing a projection)."""
+    from pyspark.sql import functions as F
+
+    return df if df.columns == names else df.select(*[F.col(quote(n)) for n in names])
 
 
 def _inserts(rows: DataFrame, files: Sequence[DataFile], m: MergeInput) -> DataFrame:
@@ -229,8 +244,8 @@ def _newest(plan: ReadPlan, spark: SparkSession,
     if m.opts.ignore_delete:
         base, rest = _inserts(base, base_files, m), _inserts(rest, rest_files, m)
     if all(b.rest_disjoint for b in buckets):
-        passed, _ = without_held(base, m.keys, rest, rest_files, plan, spark,
-                                 inserts_only=m.opts.ignore_delete)
+        passed = not_held(base, m.keys, rest, rest_files, plan, spark,
+                          inserts_only=m.opts.ignore_delete)
         return _union([_inserts(passed, base_files, m), _inserts(rest, rest_files, m)])
     newest = rest.groupBy(*keys).agg(F.max(SEQ_COL).alias(_NEWEST))
     rows = base.withColumn(_BASE, F.lit(True)).union(rest.withColumn(_BASE, F.lit(False)))
@@ -254,8 +269,11 @@ def _pair(plan: ReadPlan, spark: SparkSession,
 
     base_files = [f for b in buckets for f in b.base]
     rest_files = [f for b in buckets for f in b.rest]
-    base_keys = key_values(m.keys, base_files, plan)
-    in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys)
+    # the base's keys from its manifests where they are every key of a range; else read
+    in_base: KeyBitmap | KeyRange | None = dense_keys(m.keys, base_files, plan)
+    if in_base is None:
+        base_keys = key_values(m.keys, base_files, plan)
+        in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys)
     rest_keys = None if in_base is None else key_values(m.keys, rest_files, plan)
     if in_base is None or rest_keys is None:
         return None

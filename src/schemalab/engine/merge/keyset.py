@@ -18,6 +18,8 @@ join cost 0.5 s over the scan of the other 2.7M rows, the bitmap 0.2 s with its 
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from schemalab.engine.deletes import bitmap_test
 from schemalab.engine.keyed import RETRACT, VALUE_KIND
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
-from schemalab.types.model import TINYINT, AtomicType, DataType, TypeRoot
+from schemalab.types.model import TINYINT, AtomicType, DataField, DataType, TypeRoot
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -37,6 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the widest range of key values a bitmap covers (16 MiB of bits; built from 128 MiB of bools)
 MAX_SPAN = 1 << 27
+#: the most keys the driver keeps of the files it read them from (a data file is never
+#: rewritten, so its keys are its own for good): 128 MiB of int64
+CACHED_KEYS = 1 << 24
 _INTEGERS = (TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INTEGER, TypeRoot.BIGINT)
 
 
@@ -46,18 +51,33 @@ def without_held(rows: DataFrame, keys: Sequence[str], others: DataFrame,
     """(``rows`` whose key ``others`` — the rows of ``other_files`` — does not hold, ``rows``
     whose key it does). ``inserts_only``: ``others`` holds only the files' +I/+U rows
     (``ignore-delete``), so the bitmap counts only those."""
-    from pyspark.sql import functions as F
-
     test = _bitmap(keys, other_files, plan, spark, inserts_only=inserts_only)
     if test is not None:
         return rows.where(~test), rows.where(test)
+    return _joined(rows, keys, others, "left_anti"), _joined(rows, keys, others, "left_semi")
+
+
+def not_held(rows: DataFrame, keys: Sequence[str], others: DataFrame,
+             other_files: Sequence[DataFile], plan: ReadPlan, spark: SparkSession, *,
+             inserts_only: bool = False) -> DataFrame:
+    """The first frame of :func:`without_held` only: each frame built costs Spark an
+    analysis of its plan on the driver."""
+    test = _bitmap(keys, other_files, plan, spark, inserts_only=inserts_only)
+    if test is not None:
+        return rows.where(~test)
+    return _joined(rows, keys, others, "left_anti")
+
+
+def _joined(rows: DataFrame, keys: Sequence[str], others: DataFrame, how: str) -> DataFrame:
+    """``rows`` semi- or anti-joined to ``others``' keys, broadcast."""
+    from pyspark.sql import functions as F
+
     broadcast = F.broadcast(others.select(*[F.col(quote(k)) for k in keys]))
     # A join on column names puts those columns first; callers union these frames with
     # others by position, so each keeps ``rows``' own column order (the key columns are
     # not the leading ones once a column is moved before them, or the key's order differs).
     columns = [F.col(quote(c)) for c in rows.columns]
-    return (rows.join(broadcast, on=list(keys), how="left_anti").select(*columns),
-            rows.join(broadcast, on=list(keys), how="left_semi").select(*columns))
+    return rows.join(broadcast, on=list(keys), how=how).select(*columns)
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,90 @@ class KeyBitmap:
         return bitmap_test(F.col(quote(self.key)), self.lo, self.bits, spark)
 
 
+@dataclass(frozen=True)
+class KeyRange:
+    """Every key from ``lo`` to ``hi`` (a :class:`KeyBitmap` of all ones, without its bits)."""
+
+    key: str
+    lo: int
+    hi: int
+
+    def holds(self, values: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Which of ``values`` are held."""
+        return (values >= self.lo) & (values <= self.hi)
+
+    def test(self, spark: SparkSession) -> Column:
+        """Whether a row's key is held (False for a NULL key, as the bitmap's test)."""
+        from pyspark.sql import functions as F
+
+        return F.coalesce(F.col(quote(self.key)).between(self.lo, self.hi), F.lit(False))
+
+
+def dense_keys(keys: Sequence[str], files: Sequence[DataFile],
+               plan: ReadPlan) -> KeyRange | None:
+    """The keys of ``files`` — a base: files of one partition that share no key, as the
+    buckets of a partition share none — as a range, when their manifests show it is
+    dense: as many rows as keys from the least to the greatest (a data file holds each key
+    once). None where that does not show, or the key is not one integer column."""
+    if _integer_key(keys, plan) is None or not files or len({f.partition for f in files}) > 1:
+        return None
+    lows, highs = [], []
+    for f in files:
+        if f.deletes or f.key_range is None or len(f.key_range[0]) != 1:
+            return None
+        (lo,), (hi,) = f.key_range
+        if type(lo) is not int or type(hi) is not int:
+            return None
+        lows.append(lo)
+        highs.append(hi)
+    lo, hi = min(lows), max(highs)
+    if sum(f.row_count for f in files) != hi - lo + 1:
+        return None
+    return KeyRange(keys[0], lo, hi)
+
+
+def _integer_key(keys: Sequence[str], plan: ReadPlan) -> DataField | None:
+    """The plan's field of the key, where the key is one integer column."""
+    if len(keys) != 1:
+        return None
+    target = plan.target.field(keys[0])
+    if target is None or not isinstance(target.type, AtomicType) or \
+            target.type.root not in _INTEGERS:
+        return None
+    return target
+
+
+class _KeyCache:
+    """The keys read of data files, least recently used dropped past :data:`CACHED_KEYS`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.size = limit, 0
+        self._lock = threading.Lock()
+        self._keys: OrderedDict[tuple[object, ...], npt.NDArray[np.int64]] = OrderedDict()
+
+    def get(self, key: tuple[object, ...]) -> npt.NDArray[np.int64] | None:
+        with self._lock:
+            values = self._keys.get(key)
+            if values is not None:
+                self._keys.move_to_end(key)
+            return values
+
+    def put(self, key: tuple[object, ...], values: npt.NDArray[np.int64]) -> None:
+        if len(values) > self.limit:
+            return
+        values.setflags(write=False)
+        with self._lock:
+            old = self._keys.pop(key, None)
+            self.size += len(values) - (0 if old is None else len(old))
+            self._keys[key] = values
+            while self.size > self.limit:
+                _, dropped = self._keys.popitem(last=False)
+                self.size -= len(dropped)
+
+
+_CACHE = _KeyCache(CACHED_KEYS)
+
+
 def key_values(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *,
                inserts_only: bool = False) -> npt.NDArray[np.int64] | None:
     """The key of every row of ``files`` (``inserts_only``: of every +I/+U row), read on the
@@ -95,12 +199,9 @@ def key_values(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if len(keys) != 1 or (inserts_only and _rowkind_field(plan) is not None):
-        return None  # several key columns, or row kinds in a value column: join
-    target = plan.target.field(keys[0])
-    if target is None or not isinstance(target.type, AtomicType) or \
-            target.type.root not in _INTEGERS:
-        return None
+    target = _integer_key(keys, plan)
+    if target is None or (inserts_only and _rowkind_field(plan) is not None):
+        return None  # not one integer key column, or row kinds in a value column: join
     reads = []
     for f in files:
         schema = plan.schemas.get(f.schema_id)
@@ -113,12 +214,18 @@ def key_values(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *
                       + ([(VALUE_KIND, TINYINT())] if retracts else [])))
 
     def keys_of(f: DataFile, columns: list[tuple[str, DataType]]) -> npt.NDArray[np.int64]:
+        cached = (f.path, f.file_size, f.row_count, f.format, repr(columns))
+        values = _CACHE.get(cached)
+        if values is not None:
+            return values
         t = read_file(f, columns)
         key = t.column(0)
         if len(columns) > 1:  # the +I/+U rows' keys only
             kind = t.column(1).fill_null(0)
             key = key.filter(pc.invert(pc.is_in(kind, pa.array(RETRACT, pa.int8()))))
-        return key.drop_null().to_numpy().astype(np.int64)
+        values = key.drop_null().to_numpy().astype(np.int64)
+        _CACHE.put(cached, values)
+        return values
 
     # pyarrow decodes without the GIL: a thread per core reads the files side by side
     with ThreadPoolExecutor(max_workers=max(1, min(len(reads), os.cpu_count() or 1))) as pool:
