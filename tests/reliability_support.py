@@ -1615,7 +1615,7 @@ def insert_loop(warehouse: str, table: str, log: str, start: int, go_file: str) 
     k = start
     while True:
         ids = [k, k + 1, k + 2]
-        snap = t.insert([{"id": i, "writer": f"w{start}"} for i in ids])
+        snap = t.insert([{"id": i, "writer": start} for i in ids])
         log_line(log, {"snapshot": snap.id, "ids": ids})
         k += 3
 

@@ -229,8 +229,11 @@ def run_spark_kills(tmp_path: Path, kills: int, rng: random.Random) -> dict[str,
             # The first kill lands in the first INSERT (a Spark job writing into its staging
             # directory: the costly part); later ones (soak) after 1-2 commits, anywhere.
             wait_until = time.monotonic() + 120
-            while time.monotonic() < wait_until and (
-                    len(read_log(log)) < 1 + min(r, 2) if r else not _staging(t.path)):
+            while len(read_log(log)) < 1 + min(r, 2) if r else not _staging(t.path):
+                # a writer that died (it once did, on every INSERT) kills nothing: the test
+                # would pass having tested nothing
+                assert p.poll() is None, _stderr(p)
+                assert time.monotonic() < wait_until, f"Spark writer {r} made no progress"
                 time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 1.0) if r == 0 else rng.uniform(0.0, 2.5))
         finally:
