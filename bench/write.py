@@ -14,6 +14,13 @@ in-memory rows:
                commits a manifest, a manifest list and ``v<N>.metadata.json``;
 * ``paimon``   the same insert into an unpartitioned Paimon append table.
 
+With ``--bucket-string`` / ``--bucket-decimal`` the Iceberg table is partitioned by
+``bucket(16, name)`` / ``bucket(16, price)`` (Murmur3 over the value's bytes, in Spark SQL)
+and Paimon is left out; two more candidates write the plain Parquet files partitioned by that
+bucket, computed as one self-contained column (``lambdas``: values bound in ``transform``
+lambdas, which Spark interprets) and as compiled projection steps (``steps``, what the
+INSERT uses).
+
 Candidates are interleaved per round, after one warm-up round; each round writes into a fresh
 directory. Prints the median and minimum seconds of ``--repeats`` rounds, the ratios to
 ``plain`` and the machine's load average (the machine is shared: compare within one run).
@@ -50,7 +57,8 @@ def rows(spark: Any, n: int) -> Any:
     return df
 
 
-def candidates(spark: Any, df: Any, root: Path) -> dict[str, Callable[[], None]]:
+def candidates(spark: Any, df: Any, root: Path, bucket: str | None = None
+               ) -> dict[str, Callable[[], None]]:
     def fresh() -> Path:
         d = root / uuid.uuid4().hex
         d.mkdir(parents=True)
@@ -61,8 +69,12 @@ def candidates(spark: Any, df: Any, root: Path) -> dict[str, Callable[[], None]]
 
     def iceberg() -> None:
         wh = sl.Warehouse(fresh(), spark=spark, format="iceberg")
-        wh.sql(f"CREATE TABLE t ({COLUMNS})")
+        parts = f" PARTITIONED BY (bucket(16, {bucket}))" if bucket else ""
+        wh.sql(f"CREATE TABLE t ({COLUMNS}){parts}")
         wh.table("t").insert(df)
+
+    if bucket:
+        return {"plain": plain, "iceberg": iceberg, **bucket_candidates(df, bucket, fresh)}
 
     def paimon() -> None:
         wh = sl.Warehouse(fresh(), spark=spark)
@@ -72,17 +84,46 @@ def candidates(spark: Any, df: Any, root: Path) -> dict[str, Callable[[], None]]
     return {"plain": plain, "iceberg": iceberg, "paimon": paimon}
 
 
+def bucket_candidates(df: Any, column: str, fresh: Callable[[], Path]
+                      ) -> dict[str, Callable[[], None]]:
+    from pyspark.sql import functions as F
+
+    from schemalab.iceberg.write.murmur import Steps, bucket_of_bytes, decimal_unscaled_bytes
+
+    def data(bind: Any = None) -> Any:
+        c = F.col(column)
+        if column == "name":
+            return c.cast("binary")
+        return decimal_unscaled_bytes(c, 2) if bind is None else \
+            decimal_unscaled_bytes(c, 2, bind)
+
+    def lambdas() -> None:
+        df.withColumn("k", bucket_of_bytes(data(), 16)).write.partitionBy("k") \
+            .option("compression", "zstd").parquet(str(fresh() / "lambdas"))
+
+    def steps() -> None:
+        s = Steps("__k")
+        k = bucket_of_bytes(data(s.let), 16, s.let)
+        s.apply(df).withColumn("k", k).drop(*s.names).write.partitionBy("k") \
+            .option("compression", "zstd").parquet(str(fresh() / "steps"))
+
+    return {"lambdas": lambdas, "steps": steps}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/schemalab-bench-write")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--bucket-string", action="store_const", const="name", dest="bucket")
+    which.add_argument("--bucket-decimal", action="store_const", const="price", dest="bucket")
     args = ap.parse_args()
     root = Path(args.dir)
     shutil.rmtree(root, ignore_errors=True)
     spark = sl.local_spark()
     df = rows(spark, args.rows)
-    runs = candidates(spark, df, root)
+    runs = candidates(spark, df, root, args.bucket)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for round_ in range(args.repeats + 1):
         for name, run in runs.items():
@@ -92,7 +133,8 @@ def main() -> None:
                 times[name].append(time.perf_counter() - start)
         shutil.rmtree(root, ignore_errors=True)
     base = statistics.median(times["plain"])
-    print(f"{args.rows:,} rows, {args.repeats} rounds, load average "
+    print(f"{args.rows:,} rows, {args.repeats} rounds, "
+          f"{'bucket(16, ' + args.bucket + '), ' if args.bucket else ''}load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for name, ts in times.items():
         med = statistics.median(ts)

@@ -16,6 +16,7 @@ import pytest
 import schemalab as sl
 from schemalab.errors import SchemaLabError
 from schemalab.iceberg.write.murmur import (
+    Steps,
     bucket_of_bytes,
     decimal_bytes_of,
     decimal_unscaled_bytes,
@@ -35,6 +36,8 @@ DECIMALS = {  # (precision, scale): values
                "-9999999999999999999999999999.9999999999", "-170141183.4604692317",
                "0.0000000001"],
     (10, 0): ["0", "127", "128", "-128", "-129", "255", "256", "-32768", "9999999999"],
+    (18, 0): ["36028797018963967", "36028797018963968", "-36028797018963968",
+              "-36028797018963969", "999999999999999999", "-999999999999999999", "-1"],
 }
 
 
@@ -84,7 +87,24 @@ def test_spark_columns_equal_pyiceberg_transforms(spark: Any) -> None:
                  bucket_of_bytes(decimal_unscaled_bytes(d, sc), 13).alias(f"k{p}_{sc}"),
                  truncate_decimal(F.col(f"t{p}_{sc}"), 50, sc).cast("string")
                  .alias(f"u{p}_{sc}")]
-    for r in df.select("*", *outs).collect():
+    steps = Steps("__m")  # the same values bound in compiled projections, as INSERT does
+    staged = [murmur3_bytes(F.col("b"), steps.let).alias("sh_b"),
+              bucket_of_bytes(F.col("b"), 7, steps.let).alias("sk_b"),
+              bucket_of_bytes(F.col("s").cast("binary"), 16, steps.let).alias("sk_s")]
+    staged += [bucket_of_bytes(decimal_unscaled_bytes(F.col(f"d{p}_{sc}"), sc, steps.let, p),
+                               13, steps.let).alias(f"sk{p}_{sc}") for (p, sc) in DECIMALS]
+    staged += [F.hex(decimal_unscaled_bytes(F.col(f"d{p}_{sc}"), sc, steps.let, p))
+               .alias(f"sx{p}_{sc}") for (p, sc) in DECIMALS]
+    assert len(steps.columns) > 10 * len(DECIMALS)
+    plan = steps.apply(df).select(*staged)._jdf.queryExecution().executedPlan().toString()
+    assert "lambdafunction" not in plan.lower() and "*(1) Project" in plan, plan
+    assert "lambdafunction" in df.select(*outs)._jdf.queryExecution().executedPlan() \
+        .toString().lower()
+    frame = steps.apply(df).select(*df.columns, *outs, *staged)
+    for r in frame.collect():
+        assert (r.sh_b, r.sk_b, r.sk_s) == (r.h_b, r.k_b, r.k_s), r.b
+        assert all(r[f"sk{p}_{sc}"] == r[f"k{p}_{sc}"] and r[f"sx{p}_{sc}"] == r[f"x{p}_{sc}"]
+                   for (p, sc) in DECIMALS), r
         if r.b is None:
             assert r.h_b is None and r.k_b is None
         else:

@@ -54,17 +54,24 @@ class PartitionColumn:
     #: "unscaled" (a decimal's unscaled value, whose scale is ``scale``)
     kind: str
     scale: int = 0
+    #: named intermediate columns to add to the frame, in order, before ``staged``: the
+    #: same value as ``column`` in projections Spark compiles (``column`` may bind values
+    #: in lambdas, which Spark interprets)
+    steps: tuple[tuple[str, Column], ...] = ()
+    staged: Column | None = None
 
     @property
     def spark_column(self) -> Column:
-        """The column Spark partitions by: a text value with a marker in front, since Spark
-        writes an empty string as it writes NULL (``__HIVE_DEFAULT_PARTITION__``), where
-        Iceberg's ``''`` and NULL are two partitions."""
+        """The column Spark partitions by (after ``steps``): a text value with a marker in
+        front, since Spark writes an empty string as it writes NULL
+        (``__HIVE_DEFAULT_PARTITION__``), where Iceberg's ``''`` and NULL are two
+        partitions."""
         from pyspark.sql import functions as F
 
+        column = self.column if self.staged is None else self.staged
         if self.kind in _TEXT_KINDS:
-            return F.concat(F.lit(_MARK), self.column.cast("string"))
-        return self.column
+            return F.concat(F.lit(_MARK), column.cast("string"))
+        return column
 
     def value(self, text: str) -> Any:
         if text == _HIVE_NULL:
@@ -110,11 +117,16 @@ def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, locati
     yet."""
     staging = os.path.join(table_path, "data", f"{STAGING_PREFIX}{uuid.uuid4().hex}")
     out = df
-    names = []
+    names, steps = [], []
     for i, pc in enumerate(partitions):
         name = f"{_PART_COL}{i}"
+        for step, value in pc.steps:
+            out = out.withColumn(step, value)
+            steps.append(step)
         out = out.withColumn(name, pc.spark_column)
         names.append(name)
+    if steps:
+        out = out.drop(*steps)
     if order:  # before the stores' casts: the order is the table's values'
         out = out.sortWithinPartitions(*names, *order)
     out, storage = as_java_stores(out, write_schema)

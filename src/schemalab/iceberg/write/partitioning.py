@@ -25,6 +25,7 @@ from schemalab.iceberg.types import IcebergPrimitiveType, IcebergType
 from schemalab.iceberg.write.datafiles import PartitionColumn
 from schemalab.iceberg.write.murmur import (
     SEED_ZERO,
+    Steps,
     bucket_of_bytes,
     decimal_unscaled_bytes,
     truncate_decimal,
@@ -120,11 +121,14 @@ def partition_column(pf: PartitionField, schema: IcebergSchema, source_col: Colu
     if tr == "void":
         return PartitionColumn(pf.field_id, pf.name, F.lit(None).cast("int"), "int")
     m = _BUCKET.match(tr)
-    if m and k in _BYTES:
+    if m and k in _BYTES:  # self-contained, and as compiled steps for the write
+        n, steps = int(m.group(1)), Steps(f"__sl_m{pf.field_id}_")
         data = c.cast("binary") if k == "string" else c if k == "binary" else \
             decimal_unscaled_bytes(c, t.scale or 0)
-        return PartitionColumn(pf.field_id, pf.name, bucket_of_bytes(data, int(m.group(1))),
-                               "int")
+        staged = bucket_of_bytes(data if k != "decimal" else decimal_unscaled_bytes(
+            c, t.scale or 0, steps.let, t.precision or 38), n, steps.let)
+        return PartitionColumn(pf.field_id, pf.name, bucket_of_bytes(data, n), "int",
+                               steps=tuple(steps.columns), staged=staged)
     if m:
         n = int(m.group(1))
         value = F.unix_date(c) if k == "date" else micros if micros is not None else c
