@@ -30,6 +30,7 @@ from schemalab.engine.spark_write import (
 )
 from schemalab.iceberg.metadata import IcebergSchema
 from schemalab.iceberg.write.footer import FileMetrics, icebergize
+from schemalab.iceberg.write.murmur import add_columns
 from schemalab.schema.table_schema import TableSchema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,17 +117,12 @@ def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, locati
     the partition values. Returns the files in their final places; no snapshot lists them
     yet."""
     staging = os.path.join(table_path, "data", f"{STAGING_PREFIX}{uuid.uuid4().hex}")
-    out = df
-    names, steps = [], []
-    for i, pc in enumerate(partitions):
-        name = f"{_PART_COL}{i}"
-        for step, value in pc.steps:
-            out = out.withColumn(step, value)
-            steps.append(step)
-        out = out.withColumn(name, pc.spark_column)
-        names.append(name)
+    names = [f"{_PART_COL}{i}" for i in range(len(partitions))]
+    steps = [step for pc in partitions for step in pc.steps]
+    columns = [(name, pc.spark_column) for name, pc in zip(names, partitions, strict=True)]
+    out = add_columns(df, [*steps, *columns])
     if steps:
-        out = out.drop(*steps)
+        out = out.drop(*(name for name, _ in steps))
     if order:  # before the stores' casts: the order is the table's values'
         out = out.sortWithinPartitions(*names, *order)
     out, storage = as_java_stores(out, write_schema)
