@@ -5,6 +5,12 @@ base manifest list (every manifest of the latest snapshot) and a delta list (the
 and finally ``snapshot-N`` create-if-absent. A writer that loses the race for N deletes its
 lists, re-reads the new latest snapshot, and tries N+1: it never overwrites, and nothing it
 wrote is referenced until its snapshot exists.
+
+Where the latest snapshot is read and how ``snapshot-N`` comes to be is a
+:class:`SnapshotCommitter`: the table's ``snapshot/`` directory by default (Java's
+``RenamingSnapshotCommit``), or a catalog's commit endpoint
+(:class:`schemalab.paimon_rest.RestCommitter`, Java's ``CatalogSnapshotCommit``), where the
+catalog writes the snapshot file.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from schemalab import fileio
 from schemalab.errors import CommitConflictError
@@ -35,6 +42,35 @@ from schemalab.schema.table_schema import TableSchema
 
 WRITER_VERSION = "schemalab-0.1.0"
 MAX_ATTEMPTS = 200
+#: the rule of an error after which a commit may have landed (a catalog that failed while
+#: committing): its data files and manifests must stay, as Java's commit keeps them
+UNKNOWN_OUTCOME = "catalog-commit-unknown"
+
+
+class SnapshotCommitter(Protocol):
+    """Where a table's latest snapshot is read and how the next one is committed."""
+
+    def latest(self) -> Snapshot | None:
+        """The snapshot a commit builds on."""
+
+    def commit(self, snapshot: Snapshot, delta: Sequence[ManifestEntry],
+               base: Snapshot | None) -> bool:
+        """Commit ``snapshot`` (its ``delta`` entries, built on ``base``); False when another
+        writer committed first (the caller re-reads and tries again)."""
+
+
+class FileSystemCommitter:
+    """The table's own ``snapshot/`` directory: ``snapshot-N`` created if absent."""
+
+    def __init__(self, snapshots: SnapshotManager) -> None:
+        self.snapshots = snapshots
+
+    def latest(self) -> Snapshot | None:
+        return self.snapshots.latest()
+
+    def commit(self, snapshot: Snapshot, delta: Sequence[ManifestEntry],
+               base: Snapshot | None) -> bool:
+        return self.snapshots.commit(snapshot)
 
 
 def commit(table_path: str, table: str, schema: TableSchema,
@@ -42,7 +78,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
            commit_user: str | None = None,
            replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None,
            keep_index: bool = True, reader: ManifestReader | None = None,
-           meta_path: str | None = None) -> Snapshot | None:
+           meta_path: str | None = None,
+           committer: SnapshotCommitter | None = None) -> Snapshot | None:
     """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
 
     ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
@@ -51,7 +88,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
     two racing overwrites of one partition would both stay live). ``keep_index``: the new
     snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as
     Java's commit does for files it does not rewrite; a compaction that rewrote every file
-    with a deletion vector passes False. ``meta_path``: a branch's dir."""
+    with a deletion vector passes False. ``meta_path``: a branch's dir. ``committer``: where
+    the snapshot is committed (the table's ``snapshot/`` directory when None)."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line
@@ -68,7 +106,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
 
     delta_entries: list[ManifestEntry] = []
     manifest_name, delta_meta = "", None  # written on the first attempt
-    snapshots = SnapshotManager(meta_path or table_path, table)
+    snapshots = committer or FileSystemCommitter(SnapshotManager(meta_path or table_path, table))
     schemas = SchemaManager(meta_path or table_path, table)
     user = commit_user or str(uuid.uuid4())
     tracking = row_tracking_enabled(schema)
@@ -105,7 +143,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
             index_manifest=latest.index_manifest if keep_index and latest else None,
             next_row_id=next_row_id,
         )
-        if snapshots.commit(snap):
+        if snapshots.commit(snap, delta_entries, latest):
             return snap
         for name in (base_name, delta_name):
             fileio.delete(os.path.join(manifest_dir, name))
