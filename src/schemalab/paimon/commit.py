@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from schemalab import fileio
-from schemalab.errors import CommitConflictError
+from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon.features import (
     assign_row_ids,
     check_writable_features,
@@ -86,10 +86,9 @@ def commit(table_path: str, table: str, schema: TableSchema,
     builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
     would miss files another writer added meanwhile (they would survive the overwrite, and
     two racing overwrites of one partition would both stay live). ``keep_index``: the new
-    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as
-    Java's commit does for files it does not rewrite; a compaction that rewrote every file
-    with a deletion vector passes False. ``meta_path``: a branch's dir. ``committer``: where
-    the snapshot is committed (the table's ``snapshot/`` directory when None)."""
+    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as Java
+    does for files it does not rewrite (a compaction that rewrote every file with a deletion
+    vector passes False). ``meta_path``: a branch's dir; ``committer``: None for files."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line
@@ -143,7 +142,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
             index_manifest=latest.index_manifest if keep_index and latest else None,
             next_row_id=next_row_id,
         )
-        if snapshots.commit(snap, delta_entries, latest):
+        if _committed(snapshots, snap, delta_entries, latest, manifest_dir,
+                      (manifest_name, base_name, delta_name)):
             return snap
         for name in (base_name, delta_name):
             fileio.delete(os.path.join(manifest_dir, name))
@@ -153,6 +153,20 @@ def commit(table_path: str, table: str, schema: TableSchema,
     raise CommitConflictError(
         f"Gave up committing to {table} after {MAX_ATTEMPTS} lost races; nothing of this "
         "commit is visible.", table=table, rule="commit-conflict")
+
+
+def _committed(committer: SnapshotCommitter, snap: Snapshot, delta: list[ManifestEntry],
+               base: Snapshot | None, manifest_dir: str, written: Sequence[str]) -> bool:
+    """Commit ``snap``; a commit the committer refuses (a catalog's answer) removes the
+    manifest files ``written`` for it, as nothing references them. One whose outcome is
+    unknown keeps them: it may have landed."""
+    try:
+        return committer.commit(snap, delta, base)
+    except SchemaLabError as e:
+        if e.rule != UNKNOWN_OUTCOME:
+            for name in written:
+                fileio.delete(os.path.join(manifest_dir, name))
+        raise
 
 
 def _with_row_ids(entries: list[ManifestEntry], latest: Snapshot | None
