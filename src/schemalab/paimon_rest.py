@@ -193,6 +193,9 @@ class RestCommitter:
         """The catalog's latest snapshot (``GET .../snapshot``); a directory holding
         snapshots the catalog does not know is refused (they were written behind it)."""
         rest = self.rest
+        # the directory first: a snapshot another writer commits through the catalog after
+        # the catalog's answer is not one written behind it
+        files = self.snapshots.list_ids()
         try:
             got = rest.get(rest.api.paths.table_snapshot(rest.database, rest.table))
         except RestError as e:
@@ -208,7 +211,6 @@ class RestCommitter:
         # GetTableSnapshotResponse: {"snapshot": TableSnapshot {"snapshot": Snapshot, ...}}
         held = (got or {}).get("snapshot") or {}
         if not held.get("snapshot"):
-            files = self.snapshots.list_ids()
             if files:
                 raise _refused(rest.identifier, "a commit", (
                     f"it knows no snapshot of the table, but its directory holds snapshots "
