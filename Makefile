@@ -104,7 +104,7 @@ test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12
 # Tables through catalogs: Iceberg's and Paimon's REST catalog servers (Java, on 127.0.0.1)
 # and pyiceberg's SQL catalog on SQLite, read by schemalab (tests/test_catalogs.py).
 .PHONY: test-catalogs
-CATALOG_TESTS := tests/test_catalogs.py tests/test_catalog_writes.py
+CATALOG_TESTS := tests/test_catalogs.py tests/test_catalog_writes.py tests/test_catalog_paimon_writes.py
 test-catalogs: check-java $(STAMP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(CATALOG_TESTS)
 # --- end Java Paimon oracle ------------------------------------------------------------------

@@ -250,3 +250,49 @@ def java_iceberg_read(server: RestServer, ident: str) -> tuple[dict[int, list[st
         elif line.startswith("SCHEMA "):
             columns = line[7:].split(",")
     return {k: sorted(v) for k, v in rows.items()}, columns
+
+
+PAIMON2_CLASSPATH = REPO / ".oracles" / "paimon-2.0.0.classpath"
+PAIMON_READER = REPO / "tests" / "oracles" / "java" / "paimon-rest" / "JavaPaimonRestReader.java"
+
+
+@dataclass
+class JavaPaimonRead:
+    """A table as Java Paimon 2.0.0 read it through the REST catalog."""
+
+    #: rows (``v1|v2|...``, sorted) by snapshot id, oldest first
+    rows: dict[int, list[str]]
+    #: (schema id, commit kind) by snapshot id
+    snapshots: dict[int, tuple[int, str]]
+    #: the latest schema's columns
+    columns: list[str]
+
+
+def java_paimon_read(server: RestServer, *idents: str) -> dict[str, JavaPaimonRead]:
+    """Tables ``idents`` read by Java Paimon 2.0.0 through Paimon's REST catalog at every
+    snapshot, with each snapshot's schema."""
+    if not PAIMON2_CLASSPATH.is_file():
+        raise RestServerUnavailable(f"{PAIMON2_CLASSPATH} is missing: run `make oracle-jars`")
+    done = subprocess.run(
+        ["java", "-cp", PAIMON2_CLASSPATH.read_text().strip(), str(PAIMON_READER),
+         server.uri, "wh", PAIMON_TOKEN, *idents],
+        capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0 or "SCHEMA " not in done.stdout:
+        raise RuntimeError(f"Java Paimon's reader failed: {done.stderr[-3000:]}")
+    out: dict[str, JavaPaimonRead] = {}
+    current: list[str] = []
+    table = JavaPaimonRead({}, {}, [])
+    for line in done.stdout.splitlines():
+        if line.startswith("TABLE "):
+            table = out.setdefault(line[6:], JavaPaimonRead({}, {}, []))
+        elif line.startswith("SNAPSHOT "):
+            _, sid, schema_id, kind = line.split()
+            table.snapshots[int(sid)] = (int(schema_id), kind)
+            current = table.rows.setdefault(int(sid), [])
+        elif line.startswith("ROW "):
+            current.append(line[4:])
+        elif line.startswith("SCHEMA "):
+            table.columns = line[7:].split(",")
+    for t in out.values():
+        t.rows = {k: sorted(v) for k, v in t.rows.items()}
+    return out

@@ -7,7 +7,10 @@ Iceberg writer) and commit through the catalog with requirements
 (:mod:`schemalab.catalog_commit`); DROP TABLE and ALTER TABLE .. RENAME TO are the
 catalog's. Checkpoints and restores are refused (rule ``catalog-no-checkpoint``): a catalog's
 state lives in its server, which a file checkpoint cannot bring back. On Paimon's REST
-catalog, only reads run (rule ``catalog-read-only``).
+catalog, CREATE TABLE is its ``createTable``, ALTER its ``alterTable``, INSERT, DELETE and
+``CALL sys.compact`` commit their snapshots through its ``commit`` endpoint
+(:mod:`schemalab.paimon_rest`), DROP TABLE and RENAME are its own; the other procedures
+(tags, branches, rollback, expire) are refused (rule ``catalog-read-only``).
 
 Importing this module registers :class:`CatalogWarehouse` as what ``Warehouse(catalog=...)``
 makes (``sl.Warehouse`` imports it).
@@ -22,18 +25,27 @@ from schemalab.catalog_commit import create_table
 from schemalab.catalogs import (
     CatalogIcebergTable,
     IcebergCatalog,
+    PaimonRestCatalog,
     connect,
-    paimon_rest_read_only,
 )
 from schemalab.errors import SchemaLabError, SqlError, TableExistsError, TableNotFoundError
 from schemalab.iceberg.write.schema_json import schema_json
 from schemalab.iceberg.write.table import FORMAT_VERSION, table_definition
 from schemalab.iceberg.write.tablemeta import spec_json
+from schemalab.paimon import calls
+from schemalab.paimon_rest import create_table as create_paimon_table
+from schemalab.paimon_rest import read_only
+from schemalab.schema.apply import new_table_schema
 from schemalab.sql import (
+    AlterTable,
     Call,
     CreateTable,
+    DeleteFrom,
     DescribeTable,
+    DropTable,
+    Insert,
     Query,
+    RenameTable,
     ShowTables,
     Statement,
     TableName,
@@ -45,8 +57,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from schemalab.table import Table
 
-#: statements that only read: what runs on Paimon's REST catalog
-_READS = (Query, ShowTables, DescribeTable)
+#: what runs on Paimon's REST catalog (each write through the catalog's API)
+_PAIMON_REST = (Query, ShowTables, DescribeTable, Insert, AlterTable, DeleteFrom, DropTable,
+                RenameTable, Call)
 
 
 def _no_checkpoint(what: str) -> SchemaLabError:
@@ -105,10 +118,8 @@ class CatalogWarehouse(Warehouse):
             return False
 
     def execute(self, stmt: Statement) -> StatementResult:
-        if not isinstance(self.catalog, IcebergCatalog):
-            if not isinstance(stmt, _READS):
-                raise paimon_rest_read_only(self.catalog.name, stmt.text.strip())
-            return super().execute(stmt)
+        if isinstance(self.catalog, PaimonRestCatalog):
+            return self._execute_paimon(self.catalog, stmt)
         if isinstance(stmt, CreateTable):
             return StatementResult(stmt.text, self._create_in_catalog(stmt))
         if isinstance(stmt, Call):
@@ -116,6 +127,44 @@ class CatalogWarehouse(Warehouse):
                            f"{self.catalog.describe()} (an Iceberg catalog)",
                            rule="unsupported-statement")
         return super().execute(stmt)
+
+    def _execute_paimon(self, catalog: PaimonRestCatalog, stmt: Statement) -> StatementResult:
+        if isinstance(stmt, CreateTable):
+            return StatementResult(stmt.text, self._create_in_paimon_catalog(catalog, stmt))
+        if isinstance(stmt, Call) and calls.procedure_name(stmt.procedure) is not None:
+            raise read_only(catalog.name, f"CALL {stmt.procedure}", (
+                "the procedure writes tag, branch or snapshot files itself, which would fork "
+                "the catalog's table; of the procedures, only sys.compact commits through "
+                "the catalog"))
+        if not isinstance(stmt, _PAIMON_REST):
+            raise read_only(catalog.name, stmt.text.strip(), "the statement has no call in "
+                            "the catalog's REST API")
+        return super().execute(stmt)
+
+    def _create_in_paimon_catalog(self, catalog: PaimonRestCatalog, stmt: CreateTable) -> str:
+        ident = self._ident(stmt.name)
+        if (stmt.using or "paimon") != "paimon":
+            raise SqlError(f"CREATE TABLE {ident} USING {stmt.using}: {catalog.describe()} is "
+                           "Paimon's REST catalog", table=ident, rule="unsupported-sql")
+        if stmt.transforms:
+            raise SqlError(f"Unsupported partition transform {stmt.transforms[0][0]} of "
+                           f"{stmt.transforms[0][1]} in PARTITIONED BY: a Paimon table is "
+                           "partitioned by plain top-level columns, e.g. PARTITIONED BY (dt)",
+                           table=ident, column=stmt.transforms[0][1], rule="unsupported-sql")
+        if self.has_table(stmt.name):
+            if stmt.if_not_exists:
+                return f"Table {ident} already exists."
+            raise TableExistsError(f"Table {ident} already exists.", table=ident,
+                                   rule="table-must-be-new")
+        schema = new_table_schema(stmt.columns, partition_keys=stmt.partition_keys,
+                                  primary_keys=stmt.primary_keys, options=dict(stmt.options),
+                                  comment=stmt.comment, table=ident)
+        if schema.primary_keys:
+            from schemalab.paimon.primary_key import trimmed_primary_keys
+
+            trimmed_primary_keys(schema, ident)  # Paimon refuses such a table at CREATE
+        create_paimon_table(catalog.rest_api(), catalog.pypaimon, ident, schema)
+        return f"Created {ident} (schema 0) in {catalog.name}."
 
     def _create_in_catalog(self, stmt: CreateTable) -> str:
         ident = self._ident(stmt.name)
@@ -148,8 +197,6 @@ class CatalogWarehouse(Warehouse):
     def drop_table(self, name: str | TableName, *, if_exists: bool = False) -> bool:
         """DROP TABLE through the catalog (its files stay, as the catalog's drop without
         purge leaves them)."""
-        if not isinstance(self.catalog, IcebergCatalog):
-            raise paimon_rest_read_only(self.catalog.name, "Dropping a table")
         ident = self._ident(name)
         if not self.has_table(name):
             if if_exists:
@@ -157,7 +204,10 @@ class CatalogWarehouse(Warehouse):
             raise TableNotFoundError(f"Table {ident} does not exist.", table=ident,
                                      rule="table-must-exist")
         try:
-            self.catalog.pyiceberg.drop_table(ident)
+            if isinstance(self.catalog, IcebergCatalog):
+                self.catalog.pyiceberg.drop_table(ident)
+            else:  # Paimon's: the catalog drops the table and its files
+                self.catalog.pypaimon.drop_table(ident)
         except Exception as e:  # noqa: BLE001
             raise SchemaLabError(f"Table {ident}: the catalog refused the drop: {e}",
                                  table=ident, rule="catalog-commit-refused") from None
@@ -166,15 +216,16 @@ class CatalogWarehouse(Warehouse):
     def rename_table(  # type: ignore[override]
             self, name: str | TableName, new_name: str | TableName
     ) -> CatalogIcebergTable | Table:
-        if not isinstance(self.catalog, IcebergCatalog):
-            raise paimon_rest_read_only(self.catalog.name, "Renaming a table")
         src, dest = self._ident(name), self._ident(new_name)
         self.catalog.load(src)  # a missing table: table-must-exist
         if self.has_table(new_name):
             raise TableExistsError(f"Table {dest} already exists.", table=dest,
                                    rule="table-must-be-new")
         try:
-            self.catalog.pyiceberg.rename_table(src, dest)
+            if isinstance(self.catalog, IcebergCatalog):
+                self.catalog.pyiceberg.rename_table(src, dest)
+            else:
+                self.catalog.pypaimon.rename_table(src, dest)
         except Exception as e:  # noqa: BLE001
             raise SchemaLabError(f"Table {src}: the catalog refused the rename to {dest}: {e}",
                                  table=src, rule="catalog-commit-refused") from None

@@ -40,8 +40,9 @@ An Iceberg catalog's tables are written as well: INSERT and ALTER (SQL through
 ``Warehouse(catalog=...)``, or the methods of the table ``open_table`` returns) write the data
 and the manifests, and commit through the catalog (:mod:`schemalab.catalog_commit`: the REST
 ``updateTable`` with requirements, or the SQL catalog's compare-and-swap of the metadata
-location), so a concurrent writer's commit is never lost. Paimon's REST catalog stays
-read-only here (see :class:`PaimonRestCatalog`).
+location), so a concurrent writer's commit is never lost. Paimon's REST catalog's tables
+are written the same way: CREATE TABLE, ALTER, INSERT and DELETE commit through its
+``createTable``, ``alterTable`` and ``commit`` endpoints (:mod:`schemalab.paimon_rest`).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from schemalab.errors import (
 from schemalab.iceberg import IcebergTable
 from schemalab.iceberg.metadata import load_json, parse_table_metadata
 from schemalab.iceberg.write import WritableIcebergTable
-from schemalab.table import Table
+from schemalab.paimon_rest import PaimonRestTable, RestApi, load_rest_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -413,10 +414,9 @@ class CatalogIcebergTable(WritableIcebergTable):
 class PaimonRestCatalog:
     """Paimon's REST catalog (``metastore: rest`` or ``type: paimon-rest``, with ``uri``,
     ``warehouse`` and its token options), reached through pypaimon's REST client. The catalog
-    says where each table's directory is; schemalab reads the table there. Writes are refused
-    (rule ``catalog-read-only``): the server takes snapshots through its ``commit`` endpoint
-    and schema changes through ``alterTable``, while schemalab's Paimon writer commits by
-    creating snapshot files itself, and has no commit through a catalog yet."""
+    says where each table's directory is; schemalab reads the table there, and writes it
+    through the catalog (:mod:`schemalab.paimon_rest`): snapshots through its ``commit``
+    endpoint, schema changes through ``alterTable``, new tables through ``createTable``."""
 
     def __init__(self, catalog: str | Mapping[str, Any]) -> None:
         self.name, self.properties = catalog_config(catalog)
@@ -471,43 +471,13 @@ class PaimonRestCatalog:
                                 if k.startswith("s3.")})
         return path
 
+    def rest_api(self) -> RestApi:
+        """The catalog's REST API, as schemalab's writes call it."""
+        return RestApi(self.pypaimon, self.name)
+
     def open(self, identifier: str, spark: SparkSession | None = None) -> PaimonRestTable:
-        t = PaimonRestTable(self.load(identifier), identifier, spark=spark)
+        path = self.load(identifier)
+        t = PaimonRestTable(path, identifier, spark=spark)
         t.catalog_name = self.name
+        t.rest = load_rest_table(self.rest_api(), identifier)  # its uuid: what commits name
         return t
-
-
-def paimon_rest_read_only(catalog: str, what: str) -> SchemaLabError:
-    """Why a write through Paimon's REST catalog is refused, and what to use instead."""
-    return SchemaLabError(
-        f"{what} through Paimon's REST catalog {catalog} is not supported: schemalab reads its "
-        "tables, but its Paimon writer commits by creating snapshot and schema files itself "
-        "and has no commit through the catalog's REST API (commit, alterTable) yet; write "
-        "with Paimon (Java, or pypaimon) through the catalog", rule="catalog-read-only")
-
-
-class PaimonRestTable(Table):
-    """A table of Paimon's REST catalog: read like any Paimon table; its writes are refused
-    (rule ``catalog-read-only``), since writing its files directly would skip the catalog's
-    commit API."""
-
-    #: the catalog the table was found through
-    catalog_name = "?"
-
-    def _refuse(self, what: str) -> SchemaLabError:
-        return paimon_rest_read_only(self.catalog_name, f"{what} of {self.name}")
-
-    def alter(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._refuse("ALTER")
-
-    def insert(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._refuse("INSERT")
-
-    def delete_where(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._refuse("DELETE")
-
-    def delete_rows(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._refuse("DELETE")
-
-    def compact(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._refuse("A compaction")

@@ -271,8 +271,10 @@ _ALL = (
          "PYICEBERG_CATALOG__* environment) or configured without what it needs.", _OWN),
     Rule("catalog-unavailable", "A catalog that cannot be reached or refused a request "
          "(listing, loading a table).", "Iceberg REST catalog spec / pyiceberg"),
-    Rule("catalog-read-only", "Writing through Paimon's REST catalog: schemalab reads its "
-         "tables; its Paimon writer has no commit through the catalog's REST API yet.", _OWN),
+    Rule("catalog-read-only", "A write through Paimon's REST catalog that its REST API has no "
+         "call for (tags, branches, procedures other than compact, data-token tables): "
+         "writing the files behind the catalog would fork the table.",
+         "Paimon RESTCatalog (createTable, alterTable, commitSnapshot)"),
     Rule("catalog-no-checkpoint", "A checkpoint or restore of a warehouse opened on a catalog: "
          "the catalog's state lives in its server, not in files.", _OWN),
     Rule("catalog-commit-refused", "A commit the catalog refused (an update it rejects, a "

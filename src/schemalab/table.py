@@ -213,8 +213,7 @@ class Table(FormatTable[Snapshot, TableSchema]):
         change naming a column that does not exist says what the history knows of the name
         (renamed, dropped) or which columns are close to it."""
         try:
-            return self.schema_manager.commit_changes(
-                changes, has_snapshots=self.snapshot_manager.has_snapshots())
+            return self._commit_changes(changes, self.snapshot_manager.has_snapshots())
         except SchemaChangeError as e:
             if e.rule != "column-must-exist" or not e.column:
                 raise
@@ -224,6 +223,12 @@ class Table(FormatTable[Snapshot, TableSchema]):
             if not hint:
                 raise
             raise with_message(e, f"{e.message} {hint}") from e
+
+    def _commit_changes(self, changes: Sequence[SchemaChange],
+                        has_snapshots: bool) -> TableSchema:
+        """Commit ``changes`` as the next schema: a schema file of the table's own here; a
+        catalog's table sends them to its catalog (:mod:`schemalab.paimon_rest`)."""
+        return self.schema_manager.commit_changes(changes, has_snapshots=has_snapshots)
 
     # ---- writes -------------------------------------------------------------------------------
 

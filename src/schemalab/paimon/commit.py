@@ -5,6 +5,12 @@ base manifest list (every manifest of the latest snapshot) and a delta list (the
 and finally ``snapshot-N`` create-if-absent. A writer that loses the race for N deletes its
 lists, re-reads the new latest snapshot, and tries N+1: it never overwrites, and nothing it
 wrote is referenced until its snapshot exists.
+
+Where the latest snapshot is read and how ``snapshot-N`` comes to be is a
+:class:`SnapshotCommitter`: the table's ``snapshot/`` directory by default (Java's
+``RenamingSnapshotCommit``), or a catalog's commit endpoint
+(:class:`schemalab.paimon_rest.RestCommitter`, Java's ``CatalogSnapshotCommit``), where the
+catalog writes the snapshot file.
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from schemalab import fileio
-from schemalab.errors import CommitConflictError
+from schemalab.errors import CommitConflictError, SchemaLabError
 from schemalab.paimon.features import (
     assign_row_ids,
     check_writable_features,
@@ -35,6 +42,35 @@ from schemalab.schema.table_schema import TableSchema
 
 WRITER_VERSION = "schemalab-0.1.0"
 MAX_ATTEMPTS = 200
+#: the rule of an error after which a commit may have landed (a catalog that failed while
+#: committing): its data files and manifests must stay, as Java's commit keeps them
+UNKNOWN_OUTCOME = "catalog-commit-unknown"
+
+
+class SnapshotCommitter(Protocol):
+    """Where a table's latest snapshot is read and how the next one is committed."""
+
+    def latest(self) -> Snapshot | None:
+        """The snapshot a commit builds on."""
+
+    def commit(self, snapshot: Snapshot, delta: Sequence[ManifestEntry],
+               base: Snapshot | None) -> bool:
+        """Commit ``snapshot`` (its ``delta`` entries, built on ``base``); False when another
+        writer committed first (the caller re-reads and tries again)."""
+
+
+class FileSystemCommitter:
+    """The table's own ``snapshot/`` directory: ``snapshot-N`` created if absent."""
+
+    def __init__(self, snapshots: SnapshotManager) -> None:
+        self.snapshots = snapshots
+
+    def latest(self) -> Snapshot | None:
+        return self.snapshots.latest()
+
+    def commit(self, snapshot: Snapshot, delta: Sequence[ManifestEntry],
+               base: Snapshot | None) -> bool:
+        return self.snapshots.commit(snapshot)
 
 
 def commit(table_path: str, table: str, schema: TableSchema,
@@ -42,16 +78,17 @@ def commit(table_path: str, table: str, schema: TableSchema,
            commit_user: str | None = None,
            replaces: Callable[[Snapshot | None], list[ManifestEntry]] | None = None,
            keep_index: bool = True, reader: ManifestReader | None = None,
-           meta_path: str | None = None) -> Snapshot | None:
+           meta_path: str | None = None,
+           committer: SnapshotCommitter | None = None) -> Snapshot | None:
     """Commit ``entries`` as the next snapshot; None when there is nothing to commit.
 
     ``replaces`` (INSERT OVERWRITE) gives the DELETE entries against the snapshot an attempt
     builds on. It is asked again on every attempt: DELETEs worked out once, before the race,
     would miss files another writer added meanwhile (they would survive the overwrite, and
     two racing overwrites of one partition would both stay live). ``keep_index``: the new
-    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as
-    Java's commit does for files it does not rewrite; a compaction that rewrote every file
-    with a deletion vector passes False. ``meta_path``: a branch's dir."""
+    snapshot keeps the latest one's index manifest (deletion vectors, hash indexes), as Java
+    does for files it does not rewrite (a compaction that rewrote every file with a deletion
+    vector passes False). ``meta_path``: a branch's dir; ``committer``: None for files."""
     if not entries:
         return None
     # the writers check first (before Spark writes anything); this is the last line
@@ -68,7 +105,7 @@ def commit(table_path: str, table: str, schema: TableSchema,
 
     delta_entries: list[ManifestEntry] = []
     manifest_name, delta_meta = "", None  # written on the first attempt
-    snapshots = SnapshotManager(meta_path or table_path, table)
+    snapshots = committer or FileSystemCommitter(SnapshotManager(meta_path or table_path, table))
     schemas = SchemaManager(meta_path or table_path, table)
     user = commit_user or str(uuid.uuid4())
     tracking = row_tracking_enabled(schema)
@@ -105,7 +142,8 @@ def commit(table_path: str, table: str, schema: TableSchema,
             index_manifest=latest.index_manifest if keep_index and latest else None,
             next_row_id=next_row_id,
         )
-        if snapshots.commit(snap):
+        if _committed(snapshots, snap, delta_entries, latest, manifest_dir,
+                      (manifest_name, base_name, delta_name)):
             return snap
         for name in (base_name, delta_name):
             fileio.delete(os.path.join(manifest_dir, name))
@@ -115,6 +153,20 @@ def commit(table_path: str, table: str, schema: TableSchema,
     raise CommitConflictError(
         f"Gave up committing to {table} after {MAX_ATTEMPTS} lost races; nothing of this "
         "commit is visible.", table=table, rule="commit-conflict")
+
+
+def _committed(committer: SnapshotCommitter, snap: Snapshot, delta: list[ManifestEntry],
+               base: Snapshot | None, manifest_dir: str, written: Sequence[str]) -> bool:
+    """Commit ``snap``; a commit the committer refuses (a catalog's answer) removes the
+    manifest files ``written`` for it, as nothing references them. One whose outcome is
+    unknown keeps them: it may have landed."""
+    try:
+        return committer.commit(snap, delta, base)
+    except SchemaLabError as e:
+        if e.rule != UNKNOWN_OUTCOME:
+            for name in written:
+                fileio.delete(os.path.join(manifest_dir, name))
+        raise
 
 
 def _with_row_ids(entries: list[ManifestEntry], latest: Snapshot | None

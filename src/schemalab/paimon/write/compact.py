@@ -186,10 +186,11 @@ def compact(target: WriteTarget, live: LiveFiles, schema_of: Callable[[int], Tab
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
                                  keep_index=not vectors, reader=reader,
-                                 meta_path=target.meta_path)
+                                 meta_path=target.meta_path, committer=target.committer)
         except BaseException as e:
-            for f in files:  # nothing references them
-                fileio.delete(f.path)
+            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
+                for f in files:  # nothing references them
+                    fileio.delete(f.path)
             if _lost_race(e) and attempt < attempts:
                 continue
             raise
@@ -229,10 +230,12 @@ def _compact_row_ranges(target: WriteTarget, live: LiveFiles,
                     done.advance(len(t.pairs))
             new = commits.commit(target.path, table, schema, gone + added, kind="COMPACT",
                                  replaces=_still_live(target.path, gone, table, reader),
-                                 reader=reader, meta_path=target.meta_path)
+                                 reader=reader, meta_path=target.meta_path,
+                                 committer=target.committer)
         except BaseException as e:
-            for f in files:  # nothing references them
-                fileio.delete(f.path)
+            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
+                for f in files:  # nothing references them
+                    fileio.delete(f.path)
             if _lost_race(e) and attempt < attempts:
                 continue
             raise

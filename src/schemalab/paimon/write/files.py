@@ -44,6 +44,8 @@ from schemalab.types.model import (
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
+    from schemalab.paimon.commit import SnapshotCommitter
+
 _BUCKET_COL = "__sl_bucket"
 #: the column ``write_files`` partitions files into buckets by (primary-key writes set it)
 BUCKET_COLUMN = _BUCKET_COL
@@ -65,6 +67,8 @@ class WriteTarget:
     reader: ManifestReader | None = None
     #: where the branch written to keeps its schema/ and snapshot/ (None: ``path``, main)
     meta_path: str | None = None
+    #: how snapshots are committed (None: files in ``snapshot/``; a catalog's commit API)
+    committer: SnapshotCommitter | None = None
 
     @property
     def spark(self) -> SparkSession:

@@ -15,6 +15,7 @@ from schemalab.engine.frames import to_frame
 from schemalab.engine.keyed import DELETE
 from schemalab.errors import CommitConflictError
 from schemalab.paimon import commit as commits
+from schemalab.paimon.commit import UNKNOWN_OUTCOME
 from schemalab.paimon.features import check_writable_features
 from schemalab.paimon.listing import live_files, partition_values
 from schemalab.paimon.manifest import FileKind, ManifestEntry
@@ -97,15 +98,17 @@ def _write_and_commit(
         try:
             return commits.commit(target.path, target.name, schema, entries, kind=kind,
                                   replaces=replaces, reader=target.reader,
-                                  meta_path=target.meta_path)
+                                  meta_path=target.meta_path, committer=target.committer)
         except CommitConflictError as e:
             _remove(files)
             if e.rule == "primary-key-sequence-conflict" and attempt < PK_WRITE_ATTEMPTS:
                 continue
             raise
-        except BaseException:
-            # lost too many races, a corrupt snapshot, an interrupt, ...
-            _remove(files)
+        except BaseException as e:
+            # lost too many races, a corrupt snapshot, an interrupt, ...; but a catalog that
+            # failed while committing may have committed: its files must stay
+            if getattr(e, "rule", None) != UNKNOWN_OUTCOME:
+                _remove(files)
             raise
     raise AssertionError("unreachable")  # pragma: no cover
 
