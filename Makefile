@@ -53,7 +53,8 @@ $(JAVA_PAIMON_STAMP): $(JAVA_PAIMON_REQS)
 # and Java Iceberg 1.12.0, each a plain classpath (no build) that the py4j workers in
 # $(JAVA_PAIMON_VENV) start a JVM on. Maven's repository stays under $(ORACLES) (ignored).
 ORACLES := .oracles
-ORACLES_M2 := $(abspath $(ORACLES))/m2
+# the real directory: a checkout that links .oracles to another's writes that one's paths
+ORACLES_M2 := $(or $(realpath $(ORACLES)),$(abspath $(ORACLES)))/m2
 MVN := mvn -q -B -Dmaven.repo.local=$(ORACLES_M2)
 PAIMON2_VERSION := 2.0.0
 PAIMON2_CP := $(ORACLES)/paimon-$(PAIMON2_VERSION).classpath
