@@ -353,6 +353,9 @@ class Values:
                 vals = self.array([p[1] for p in pairs], PType(self.IntType(False)))
                 vser = self.IntType(False)
             w.writeMap(pos, self.BinaryMap.valueOf(keys, vals), self.MapSer(kt.java, vser))
+        elif r == "BLOB":  # Paimon 2.x: the bytes, kept in a .blob file by the writer
+            raw = bytes.fromhex(_strip(v, "B:")) if isinstance(v, str) else bytes(v)
+            w.writeBlob(pos, self.jvm.org.apache.paimon.data.Blob.fromData(raw))
         elif r == "VARIANT":  # its JSON text (GenericVariant.fromJson)
             w.writeVariant(pos, self.jvm.org.apache.paimon.data.variant.GenericVariant
                            .fromJson(_strip(v, "V:")))
@@ -426,6 +429,8 @@ class Values:
             vt = t.value if r == "MAP" else PType(self.IntType(False))
             return C.canon_map((self.read(ks, i, kt), self.read(vs, i, vt))
                                for i in range(m.size()))
+        if r == "BLOB":  # as Paimon's Spark integration shows it: the bytes
+            return C.canon_binary(getters.getBlob(pos).toData())
         if r == "VARIANT":
             return C.canon_variant(getters.getVariant(pos).toJson(
                 self.jvm.java.time.ZoneOffset.UTC))

@@ -51,6 +51,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
 
+    from schemalab.paimon.blob import BlobFile
+
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
 #: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
@@ -232,6 +234,9 @@ class ReadPlan:
     binding: str | None = None
     #: row tracking / data evolution: files merged by row id, system columns read
     row_merge: RowMerge | None = None
+    #: Paimon BLOB columns: their ``.blob`` files, joined to the rows by row id
+    #: (:mod:`schemalab.paimon.blob`)
+    blobs: tuple[BlobFile, ...] = ()
 
     @property
     def files(self) -> list[DataFile]:

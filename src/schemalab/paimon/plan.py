@@ -11,10 +11,10 @@ from schemalab import fileio
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
 from schemalab.errors import SchemaLabError
 from schemalab.explain.casts import FileRange
+from schemalab.paimon.blob import check_blob_options, is_blob_file
 from schemalab.paimon.data_evolution import plan_row_tracking_read
 from schemalab.paimon.features import (
     check_readable_features,
-    check_whole_rows,
     data_evolution_enabled,
 )
 from schemalab.paimon.index import deletion_files, index_files
@@ -34,8 +34,9 @@ def data_files(path: str, table: str, snapshot: Snapshot | None,
     dvs = deletion_files(path, index_files(path, snapshot)) if snapshot else {}
     out = []
     dirs = BucketDirs(path)
-    check_whole_rows(entries, table)
     for e in entries:
+        if is_blob_file(e.file.file_name):  # a BLOB column's values: schemalab.paimon.blob
+            continue
         s = schema_at(e.file.schema_id)
         file_path = dirs.data_file_path(e, s)
         fileio.check_data_file(file_path, e.file.file_size, table=table)
@@ -63,6 +64,7 @@ def plan_paimon_read(table: str, target: TableSchema, snapshot: Snapshot | None,
     primary-key table's plan carries its merge options, a data-evolution table's how its
     files merge by row id."""
     check_readable_features(target, table)
+    check_blob_options(target, table)
     if data_evolution_enabled(target) or any(f.write_cols is not None for f in files):
         return plan_row_tracking_read(table, target, snapshot, files, schema_at)
     try:

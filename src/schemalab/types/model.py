@@ -55,6 +55,8 @@ class TypeRoot(enum.Enum):
     TIMESTAMP_WITHOUT_TIME_ZONE = "TIMESTAMP_WITHOUT_TIME_ZONE"
     TIMESTAMP_WITH_LOCAL_TIME_ZONE = "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
     VARIANT = "VARIANT"
+    #: Paimon 1.4+: bytes kept apart from the rows (``.blob`` files), read as Spark's BINARY
+    BLOB = "BLOB"
     #: not a Paimon type: a column that holds only NULLs (Iceberg v3's ``unknown``)
     NULL = "NULL"
     ARRAY = "ARRAY"
@@ -92,6 +94,7 @@ _FAMILIES: dict[TypeRoot, frozenset[Family]] = {
         {_F.PREDEFINED, _F.DATETIME, _F.TIMESTAMP, _F.EXTENSION}
     ),
     TypeRoot.VARIANT: frozenset({_F.PREDEFINED}),
+    TypeRoot.BLOB: frozenset({_F.PREDEFINED}),
     TypeRoot.NULL: frozenset(),
     TypeRoot.ARRAY: frozenset({_F.CONSTRUCTED, _F.COLLECTION}),
     TypeRoot.MULTISET: frozenset({_F.CONSTRUCTED, _F.COLLECTION}),

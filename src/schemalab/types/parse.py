@@ -71,10 +71,10 @@ _SIMPLE = {
     "REAL": TypeRoot.FLOAT,
     "DATE": TypeRoot.DATE,
     "VARIANT": TypeRoot.VARIANT,
+    "BLOB": TypeRoot.BLOB,
 }
 
 _NEWER_TYPES = {
-    "BLOB": "Paimon 1.4+ type (blob-field tables: its bytes live in separate .blob files)",
     "VECTOR": "Paimon 1.4+ type (fixed-length vectors, possibly in .vector.lance files)",
 }
 

@@ -68,6 +68,8 @@ class _ToSpark(TypeVisitor[Any]):
             TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE: st.TimestampType(),
             TypeRoot.NULL: st.NullType(),
             TypeRoot.VARIANT: st.VariantType(),
+            # Paimon's Spark integration reads a BLOB as its bytes (BinaryType)
+            TypeRoot.BLOB: st.BinaryType(),
         }
         if r in simple:
             return simple[r]
