@@ -333,7 +333,7 @@ def _pypaimon_rows_by(root: Path, name: str, key: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r[key])
 
 
-@pytest.mark.parametrize("type_text", ["BLOB", "VECTOR<FLOAT, 3>"])
+@pytest.mark.parametrize("type_text", ["VECTOR<FLOAT, 3>"])
 def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None:
     root = tmp_path / "wh"
     path = _pypaimon_table(root, "bl", {})
@@ -348,34 +348,22 @@ def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None
     assert e.value.rule == "unsupported-type" and "is not a Paimon type" not in str(e.value)
 
 
-def test_blob_and_vector_tables_pypaimon_wrote_are_refused_by_name(tmp_path: Path) -> None:
-    """Real tables, not edited schemas: pypaimon 2.1 writes a BLOB column of a
-    data-evolution table into a separate ``.blob`` file and a VECTOR column as an object in
-    the schema JSON (``{"type": "VECTOR", "element": "FLOAT", "length": 3}``, which was
-    taken for a corrupt file); both are refused naming the type, before anything is read."""
+def test_vector_tables_pypaimon_wrote_are_refused_by_name(tmp_path: Path) -> None:
+    """A real table, not an edited schema: pypaimon 2.1 writes a VECTOR column as an object
+    in the schema JSON (``{"type": "VECTOR", "element": "FLOAT", "length": 3}``, which was
+    taken for a corrupt file); it is refused naming the type, before anything is read.
+    (BLOB tables are read: tests/test_paimon_blob.py.)"""
     from pypaimon import Schema
     from pypaimon.schema.data_types import AtomicType, DataField, VectorType
 
     root = tmp_path / "wh"
     cat = _catalog(root)
-    blob = pa.schema([("id", pa.int32()), ("pic", pa.large_binary())])
-    cat.create_table("default.bt", Schema.from_pyarrow_schema(blob, options={
-        ROW_TRACKING: "true", DATA_EVOLUTION: "true", "blob-field": "pic"}), False)
-    t = cat.get_table("default.bt")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table({"id": pa.array([1], pa.int32()),
-                            "pic": pa.array([b"abc"], pa.large_binary())}, schema=blob))
-    c.commit(w.prepare_commit())
-    bt = root / "default.db" / "bt"
-    assert any(n.endswith(".blob") for n in _listing(str(bt)))
     cat.create_table("default.vec", Schema(fields=[
         DataField(0, "id", AtomicType("INT")),
         DataField(1, "emb", VectorType(True, AtomicType("FLOAT"), 3))]), False)
-    for path, word in ((bt, "BLOB"), (root / "default.db" / "vec", "VECTOR")):
-        with pytest.raises(UnknownTypeError, match=f"{word} is a Paimon 1.4\\+ type") as e:
-            _ = sl.open_table(path).schema
-        assert e.value.rule == "unsupported-type"
+    with pytest.raises(UnknownTypeError, match="VECTOR is a Paimon 1.4\\+ type") as e:
+        _ = sl.open_table(root / "default.db" / "vec").schema
+    assert e.value.rule == "unsupported-type"
 
 
 def test_sql_reads_row_ids_as_paimon_metadata_columns(
