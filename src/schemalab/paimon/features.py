@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from schemalab.errors import UnsupportedFeatureError
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
-from schemalab.types.model import AtomicType, TypeRoot
+from schemalab.types.model import AtomicType, TypeRoot, VectorType
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.schema.table_schema import TableSchema
@@ -111,6 +111,13 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
             "row id); schemalab reads them but does not write them yet. Nothing was written.",
             table=table, column=blobs[0], feature="BLOB columns",
             option="blob-field" if "blob-field" in schema.effective_options() else None)
+    vectors = [f.name for f in schema.fields if isinstance(f.type, VectorType)]
+    if vectors:
+        raise UnsupportedFeatureError(
+            f"{operation} into {table} refused: column {vectors[0]} is a VECTOR, whose "
+            "fixed length schemalab does not check on write yet. Nothing was written.",
+            table=table, column=vectors[0], feature="VECTOR columns",
+            option="vector-field" if "vector-field" in schema.effective_options() else None)
     appends = operation.startswith("INSERT") or operation.startswith("APPEND") \
         or operation.startswith("OVERWRITE")
     # a compaction keeps row ids (schemalab.paimon.write.compact_rows)

@@ -172,6 +172,25 @@ class ArrayType:
 
 
 @dataclass(frozen=True)
+class VectorType(ArrayType):
+    """Paimon 1.4+'s ``VECTOR<element, length>``: ``length`` values of a numeric or boolean
+    element. Stored as a list in Parquet, ORC and Avro files (Java's ParquetSchemaConverter
+    and AvroSchemaConverter treat it as an ARRAY), and shown by Paimon's Spark integration
+    as ``ARRAY<element>`` without NULL elements, so every reader of an ARRAY reads it."""
+
+    length: int = 1
+
+    def sql(self) -> str:
+        return _with_null(f"VECTOR<{self.element.sql()}, {self.length}>", self.nullable)
+
+
+#: the element types a VECTOR may have (Java's ``VectorType.isValidElementType``)
+VECTOR_ELEMENTS = frozenset({TypeRoot.BOOLEAN, TypeRoot.TINYINT, TypeRoot.SMALLINT,
+                             TypeRoot.INTEGER, TypeRoot.BIGINT, TypeRoot.FLOAT,
+                             TypeRoot.DOUBLE})
+
+
+@dataclass(frozen=True)
 class MultisetType:
     element: DataType
     nullable: bool = True
