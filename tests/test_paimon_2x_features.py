@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import schemalab as sl
-from schemalab.errors import UnknownTypeError, UnsupportedFeatureError
+from schemalab.errors import UnsupportedFeatureError
 from schemalab.paimon.features import DATA_EVOLUTION, ROW_TRACKING
 
 SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.string()), ("c", pa.string())])
@@ -331,39 +331,6 @@ def _pypaimon_rows_by(root: Path, name: str, key: str) -> list[dict[str, Any]]:
     rb = t.new_read_builder()
     rows: list[dict[str, Any]] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
     return sorted(rows, key=lambda r: r[key])
-
-
-@pytest.mark.parametrize("type_text", ["VECTOR<FLOAT, 3>"])
-def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None:
-    root = tmp_path / "wh"
-    path = _pypaimon_table(root, "bl", {})
-    schema_file = Path(path) / "schema" / "schema-0"
-    doc = json.loads(schema_file.read_text())
-    doc["fields"].append({"id": 3, "name": "payload", "type": type_text})
-    doc["highestFieldId"] = 3
-    schema_file.write_text(json.dumps(doc, indent=2))
-    t = sl.open_table(path)
-    with pytest.raises(UnknownTypeError, match="Paimon 1.4\\+ type") as e:
-        _ = t.schema
-    assert e.value.rule == "unsupported-type" and "is not a Paimon type" not in str(e.value)
-
-
-def test_vector_tables_pypaimon_wrote_are_refused_by_name(tmp_path: Path) -> None:
-    """A real table, not an edited schema: pypaimon 2.1 writes a VECTOR column as an object
-    in the schema JSON (``{"type": "VECTOR", "element": "FLOAT", "length": 3}``, which was
-    taken for a corrupt file); it is refused naming the type, before anything is read.
-    (BLOB tables are read: tests/test_paimon_blob.py.)"""
-    from pypaimon import Schema
-    from pypaimon.schema.data_types import AtomicType, DataField, VectorType
-
-    root = tmp_path / "wh"
-    cat = _catalog(root)
-    cat.create_table("default.vec", Schema(fields=[
-        DataField(0, "id", AtomicType("INT")),
-        DataField(1, "emb", VectorType(True, AtomicType("FLOAT"), 3))]), False)
-    with pytest.raises(UnknownTypeError, match="VECTOR is a Paimon 1.4\\+ type") as e:
-        _ = sl.open_table(root / "default.db" / "vec").schema
-    assert e.value.rule == "unsupported-type"
 
 
 def test_sql_reads_row_ids_as_paimon_metadata_columns(

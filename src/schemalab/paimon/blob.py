@@ -25,10 +25,10 @@ Spark's BINARY with those bytes — unless ``blob-as-descriptor`` is set, when S
 serialized ``BlobDescriptor`` instead, which schemalab refuses by name, as it refuses the
 fields Paimon keeps inline as descriptors (``blob-descriptor-field``, ``blob-view-field``).
 
-    >>> _varints(bytes([0x06, 0x02]))  # lengths 3, then +1: the footer of 2 records
-    [3, 4]
-    >>> decode_lengths(bytes([0x06, 0x02]))
-    [3, 4]
+    >>> _varints(bytes([0x26, 0x03]))  # ZigZag: 19, then -2
+    [19, -2]
+    >>> decode_lengths(bytes([0x26, 0x03, 0x23]))  # records of 19 and 17 bytes, then NULL
+    [19, 17, -1]
 """
 
 from __future__ import annotations
