@@ -229,3 +229,18 @@ def test_fallback_through_sequence_groups() -> None:
     files = [bf("old", 0, 4, 1), bf("mid", 0, 2, 5), bf("new", 2, 2, 7)]
     got = resolve_values(files, lambda f: contents[f.file_name])
     assert got == {0: b"a", 1: None, 2: b"N", 3: b"d"}
+
+
+def test_explain_read_and_why_name_the_blob_files(blob_table: Path, spark: Any) -> None:
+    """``explain_read`` says a BLOB column comes from its .blob files by row id and lists
+    them; ``why`` counts the joined values (the UPDATE's bytes of row id 3), not NULLs."""
+    t = sl.open_table(blob_table, spark=spark)
+    text = str(t.explain_read())
+    assert "BLOB `pic` (field 2): its values are in" in text
+    assert "pic   from the column's .blob files, joined to these rows by row id" in text
+    assert "`pic` is NULL" not in text and "by id from column `pic`" not in text
+    blobs = sorted(n for n in os.listdir(blob_table / "bucket-0") if n.endswith(".blob"))
+    assert all(f"  {n}: rows " in text for n in blobs)
+    answer = t.why("pic", "id = 4")
+    assert [(g.rows, g.nulls, g.values) for g in answer.groups] == [(1, 0, (("U3", 1),))]
+    assert "BLOB `pic`" in (answer.merge or "")

@@ -236,9 +236,11 @@ def with_blobs(plan: ReadPlan, files: Sequence[BlobFile]) -> ReadPlan:
 
 
 def blob_read(plan: ReadPlan, spark: SparkSession,
-              run: Callable[[ReadPlan, SparkSession], DataFrame]) -> DataFrame:
+              run: Callable[[ReadPlan, SparkSession], DataFrame],
+              keep: Sequence[str] = ()) -> DataFrame:
     """The plan's rows (read by ``run`` with their row ids) with each BLOB column's values
-    joined by row id; the columns in the plan's order, system columns as asked."""
+    joined by row id; the columns in the plan's order, system columns as asked, then the
+    base read's columns ``keep`` (``__sl_file`` for why)."""
     import pyarrow as pa
     from pyspark.sql import functions as F
 
@@ -276,7 +278,36 @@ def blob_read(plan: ReadPlan, spark: SparkSession,
             out.append(col.alias(t.name))
         else:
             out.append(F.col(quote(t.name)))
-    return df.select(*out, *[F.col(quote(c)) for c in asked])
+    return df.select(*out, *[F.col(quote(c)) for c in (*asked, *keep)])
+
+
+#: how explain_read describes a BLOB column of a data file
+BLOB_TEXT = ("from the column's .blob files, joined to these rows by row id (see the BLOB "
+             "lines)")
+
+
+def blob_lines(plan: ReadPlan, field_id: int | None = None) -> list[str]:
+    """The BLOB columns of the read (only field ``field_id``'s when given), in words: which
+    ``.blob`` files hold their values and how a row's value is chosen."""
+    out = []
+    for t in plan.target.fields:
+        if not is_blob(t.type) or (field_id is not None and t.id != field_id):
+            continue
+        files = sorted((f for f in plan.blobs if f.field_id == t.id),
+                       key=lambda f: (f.first_row_id, -f.max_sequence_number, f.file_name))
+        if not files:
+            out.append(f"BLOB `{t.name}` (field {t.id}): no .blob file holds it: NULL")
+            continue
+        out.append(
+            f"BLOB `{t.name}` (field {t.id}): its values are in {len(files)} .blob file"
+            f"{'s' if len(files) != 1 else ''} beside the rows, joined by row id; a row takes "
+            "the value (or NULL) of the newest file (highest sequence number) that holds it, "
+            "an UPDATE's placeholders falling back to older files:")
+        for f in files:
+            named = "" if f.column == t.name else f" (written as `{f.column}`)"
+            out.append(f"  {f.file_name}: rows {f.first_row_id}..{f.last_row_id}, sequence "
+                       f"number {f.max_sequence_number}{named}")
+    return out
 
 
 def attach_blobs(plan: ReadPlan, table_path: str, entries: Sequence[ManifestEntry],
