@@ -17,14 +17,10 @@ import pyarrow as pa
 import pytest
 
 import schemalab as sl
+from schemalab.engine.blob_join import resolve_values
+from schemalab.engine.plan import PLACEHOLDER, BlobFile
 from schemalab.errors import CorruptFileError, SchemaLabError, UnsupportedFeatureError
-from schemalab.paimon.blob import (
-    PLACEHOLDER,
-    BlobFile,
-    decode_lengths,
-    read_blob_file,
-    resolve_values,
-)
+from schemalab.paimon.blob import decode_lengths, read_blob_file
 
 OPTIONS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true",
            "blob-field": "pic", "blob.target-file-size": "20b"}

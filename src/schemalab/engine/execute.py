@@ -24,7 +24,7 @@ def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     if not any(g.files for g in plan.groups):
         return empty_frame(plan, spark)
     if plan.blobs:
-        from schemalab.paimon.blob import blob_read
+        from schemalab.engine.blob_join import blob_read
 
         return blob_read(plan, spark, execute)
     if plan.row_merge is not None:

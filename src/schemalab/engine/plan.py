@@ -51,7 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
 
-    from schemalab.paimon.blob import BlobFile
 
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
@@ -205,6 +204,36 @@ class RowMerge:
         return frozenset(f.path for g in self.groups for f in g.files)
 
 
+#: a row whose value this file does not hold (an UPDATE left it to an older file)
+PLACEHOLDER = object()
+
+
+def _unloadable() -> list[object]:
+    raise RuntimeError("this BlobFile was built without a loader")
+
+
+@dataclass(frozen=True)
+class BlobFile:
+    """A live ``.blob`` file: which field (by id) it holds for which row ids."""
+
+    path: str
+    file_name: str
+    field_id: int
+    #: the column's name in the file's own schema (``_WRITE_COLS``)
+    column: str
+    first_row_id: int
+    row_count: int
+    max_sequence_number: int
+    schema_id: int
+    file_size: int
+    #: reads the file: each row's bytes, None (NULL) or PLACEHOLDER
+    load: Callable[[], list[object]] = field(default=_unloadable, compare=False, repr=False)
+
+    @property
+    def last_row_id(self) -> int:
+        return self.first_row_id + self.row_count - 1
+
+
 @dataclass(frozen=True)
 class ReadPlan:
     table: str
@@ -235,7 +264,7 @@ class ReadPlan:
     #: row tracking / data evolution: files merged by row id, system columns read
     row_merge: RowMerge | None = None
     #: Paimon BLOB columns: their ``.blob`` files, joined to the rows by row id
-    #: (:mod:`schemalab.paimon.blob`)
+    #: (:mod:`schemalab.engine.blob_join`)
     blobs: tuple[BlobFile, ...] = ()
 
     @property

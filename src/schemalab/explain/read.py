@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab import forms
+from schemalab.engine.blob_join import BLOB_TEXT, blob_lines
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
 from schemalab.engine.row_merge import merge_lines
 from schemalab.errors import NotFoundError
 from schemalab.explain.casts import FileRange, FileStats, cast_text
 from schemalab.history.model import TableHistory
-from schemalab.paimon.blob import BLOB_TEXT, blob_lines
 from schemalab.types.casts import CastMode
 from schemalab.types.model import TypeRoot
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import forms
+from schemalab.engine.blob_join import blob_lines, is_blob
 from schemalab.engine.plan import ColumnRead, ReadPlan
 from schemalab.engine.row_merge import merge_lines
 from schemalab.errors import SchemaLabError
@@ -34,7 +35,6 @@ from schemalab.explain.values import value_text
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.history.versions import FieldLineage
-from schemalab.paimon.blob import blob_lines, is_blob
 from schemalab.types.model import AtomicType, DataField, RowType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -378,7 +378,7 @@ def _rows(plan: ReadPlan, spark: SparkSession, field_id: int | None = None) -> D
 
         first = plan.target.fields[0].id if plan.target.fields else -1
         if plan.blobs:  # a BLOB's value joined by row id; the row's file: its first column's
-            from schemalab.paimon.blob import blob_read
+            from schemalab.engine.blob_join import blob_read
 
             row_file = next((f.id for f in plan.target.fields if not is_blob(f.type)), first)
             return blob_read(plan, spark, lambda p, s: row_merge_read(p, s, row_file),
