@@ -43,6 +43,7 @@ from schemalab import fileio
 from schemalab.engine.blob_join import is_blob, with_blobs
 from schemalab.engine.plan import PLACEHOLDER, BlobFile
 from schemalab.errors import CorruptFileError, UnsupportedFeatureError
+from schemalab.types.model import ArrayType, DataType, MapType, MultisetType, RowType
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.engine.plan import ReadPlan
@@ -135,11 +136,42 @@ def read_blob_file(path: str, table: str, column: str) -> list[object]:
     return out
 
 
+def _nested_blob(t: DataType) -> bool:
+    """A BLOB inside an ARRAY, MAP, MULTISET or ROW."""
+    if isinstance(t, RowType):
+        return any(is_blob(f.type) or _nested_blob(f.type) for f in t.fields)
+    if isinstance(t, MapType):
+        return any(is_blob(x) or _nested_blob(x) for x in (t.key, t.value))
+    if isinstance(t, ArrayType | MultisetType):
+        return is_blob(t.element) or _nested_blob(t.element)
+    return False
+
+
 def check_blob_options(schema: TableSchema, table: str) -> None:
-    """Refuse the BLOB storages schemalab does not read: values kept as descriptors."""
-    if not any(is_blob(f.type) for f in schema.fields):
+    """Refuse the BLOB storages schemalab does not read: values kept as descriptors,
+    ``ARRAY<BLOB>`` / ``MAP<X, BLOB>`` (their own .blob element layouts), and a primary-key
+    table's BLOBs (Java's ``PrimaryKeyBlobExternalizer``); only a data-evolution table's
+    top-level BLOB columns are read."""
+    nested = [f.name for f in schema.fields if _nested_blob(f.type)]
+    if nested:
+        raise UnsupportedFeatureError(
+            f"Read of {table} refused: column {nested[0]} holds BLOBs inside an ARRAY, MAP or "
+            "ROW, which Paimon stores in .blob files of its own element layout; schemalab "
+            "reads top-level BLOB columns only.", table=table, column=nested[0],
+            feature="nested BLOB columns", option="blob-field")
+    blobs = [f.name for f in schema.fields if is_blob(f.type)]
+    if not blobs:
         return
     options = schema.effective_options()
+    if schema.primary_keys or options.get("data-evolution.enabled", "").lower() != "true":
+        raise UnsupportedFeatureError(
+            f"Read of {table} refused: BLOB column {blobs[0]} in a "
+            + ("primary-key table, whose BLOBs Paimon keeps as descriptors of managed files"
+               if schema.primary_keys else "table without data evolution, which Java Paimon "
+               "2.0 does not create") + "; schemalab reads the BLOBs of data-evolution "
+            "tables ('data-evolution.enabled' = 'true').", table=table, column=blobs[0],
+            feature="BLOB columns", option="primary-key" if schema.primary_keys
+            else "data-evolution.enabled")
     for key in _DESCRIPTOR_OPTIONS:
         value = options.get(key)
         if value is None or value.strip().lower() in ("", "false"):
