@@ -147,6 +147,11 @@ def _nested_blob(t: DataType) -> bool:
     return False
 
 
+def contains_blob(t: DataType) -> bool:
+    """A BLOB anywhere in ``t``."""
+    return is_blob(t) or _nested_blob(t)
+
+
 def check_blob_options(schema: TableSchema, table: str) -> None:
     """Refuse the BLOB storages schemalab does not read: values kept as descriptors,
     ``ARRAY<BLOB>`` / ``MAP<X, BLOB>`` (their own .blob element layouts), and a primary-key

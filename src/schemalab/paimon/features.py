@@ -30,9 +30,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from schemalab.engine.blob_join import is_blob
 from schemalab.errors import UnsupportedFeatureError
+from schemalab.paimon.blob import contains_blob
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
-from schemalab.types.model import AtomicType, TypeRoot, VectorType
+from schemalab.types.model import AtomicType, VectorType
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.schema.table_schema import TableSchema
@@ -103,13 +105,14 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
     by schemalab would not maintain. An INSERT into a row-tracking table is maintained: the
     commit assigns row ids as Java's does (:func:`assign_row_ids`); so is the compaction of
     an append table (:mod:`schemalab.paimon.write.compact_rows`)."""
-    blobs = [f.name for f in schema.fields if f.type.root is TypeRoot.BLOB]
+    blobs = [f for f in schema.fields if contains_blob(f.type)]
     if blobs:
+        what = "is a BLOB" if is_blob(blobs[0].type) else "holds BLOBs"
         raise UnsupportedFeatureError(
-            f"{operation} into {table} refused: column {blobs[0]} is a BLOB, whose values "
+            f"{operation} into {table} refused: column {blobs[0].name} {what}, whose values "
             "Paimon keeps apart from the rows in .blob files (one per data file, joined by "
             "row id); schemalab reads them but does not write them yet. Nothing was written.",
-            table=table, column=blobs[0], feature="BLOB columns",
+            table=table, column=blobs[0].name, feature="BLOB columns",
             option="blob-field" if "blob-field" in schema.effective_options() else None)
     vectors = [f.name for f in schema.fields if isinstance(f.type, VectorType)]
     if vectors:
