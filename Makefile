@@ -96,7 +96,7 @@ oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP)
 # The Java cross-checks: Paimon 1.0 and 2.0.0 both ways, every snapshot, Java's real tables;
 # Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
 INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py \
-  tests/test_interop_paimon_2x.py tests/test_interop_paimon_refs.py \
+  tests/test_interop_paimon_2x.py tests/test_interop_paimon_refs.py tests/test_interop_paimon_blob.py \
   tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py \
   tests/test_interop_iceberg_refs.py tests/test_interop_iceberg_write.py \
   tests/test_interop_iceberg_refs_write.py tests/test_interop_iceberg_alter_more.py

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 
 import schemalab as sl
-from schemalab.errors import UnknownTypeError, UnsupportedFeatureError
+from schemalab.errors import UnsupportedFeatureError
 from schemalab.paimon.features import DATA_EVOLUTION, ROW_TRACKING
 
 SCHEMA = pa.schema([("a", pa.int32()), ("b", pa.string()), ("c", pa.string())])
@@ -331,51 +331,6 @@ def _pypaimon_rows_by(root: Path, name: str, key: str) -> list[dict[str, Any]]:
     rb = t.new_read_builder()
     rows: list[dict[str, Any]] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
     return sorted(rows, key=lambda r: r[key])
-
-
-@pytest.mark.parametrize("type_text", ["BLOB", "VECTOR<FLOAT, 3>"])
-def test_newer_types_are_refused_by_name(tmp_path: Path, type_text: str) -> None:
-    root = tmp_path / "wh"
-    path = _pypaimon_table(root, "bl", {})
-    schema_file = Path(path) / "schema" / "schema-0"
-    doc = json.loads(schema_file.read_text())
-    doc["fields"].append({"id": 3, "name": "payload", "type": type_text})
-    doc["highestFieldId"] = 3
-    schema_file.write_text(json.dumps(doc, indent=2))
-    t = sl.open_table(path)
-    with pytest.raises(UnknownTypeError, match="Paimon 1.4\\+ type") as e:
-        _ = t.schema
-    assert e.value.rule == "unsupported-type" and "is not a Paimon type" not in str(e.value)
-
-
-def test_blob_and_vector_tables_pypaimon_wrote_are_refused_by_name(tmp_path: Path) -> None:
-    """Real tables, not edited schemas: pypaimon 2.1 writes a BLOB column of a
-    data-evolution table into a separate ``.blob`` file and a VECTOR column as an object in
-    the schema JSON (``{"type": "VECTOR", "element": "FLOAT", "length": 3}``, which was
-    taken for a corrupt file); both are refused naming the type, before anything is read."""
-    from pypaimon import Schema
-    from pypaimon.schema.data_types import AtomicType, DataField, VectorType
-
-    root = tmp_path / "wh"
-    cat = _catalog(root)
-    blob = pa.schema([("id", pa.int32()), ("pic", pa.large_binary())])
-    cat.create_table("default.bt", Schema.from_pyarrow_schema(blob, options={
-        ROW_TRACKING: "true", DATA_EVOLUTION: "true", "blob-field": "pic"}), False)
-    t = cat.get_table("default.bt")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table({"id": pa.array([1], pa.int32()),
-                            "pic": pa.array([b"abc"], pa.large_binary())}, schema=blob))
-    c.commit(w.prepare_commit())
-    bt = root / "default.db" / "bt"
-    assert any(n.endswith(".blob") for n in _listing(str(bt)))
-    cat.create_table("default.vec", Schema(fields=[
-        DataField(0, "id", AtomicType("INT")),
-        DataField(1, "emb", VectorType(True, AtomicType("FLOAT"), 3))]), False)
-    for path, word in ((bt, "BLOB"), (root / "default.db" / "vec", "VECTOR")):
-        with pytest.raises(UnknownTypeError, match=f"{word} is a Paimon 1.4\\+ type") as e:
-            _ = sl.open_table(path).schema
-        assert e.value.rule == "unsupported-type"
 
 
 def test_sql_reads_row_ids_as_paimon_metadata_columns(

@@ -116,6 +116,8 @@ _ALL = (
          "not have.", f"{_SM} (ColumnNotExistException); Spark's UNRESOLVED_COLUMN"),
     Rule("column-must-be-new", "ADD COLUMN or RENAME TO a name the table has.",
          f"{_SM} (ColumnAlreadyExistException)"),
+    Rule("blob-column-rename", "RENAME of a BLOB column (its .blob files name it by name).",
+         f"{_SM} assertNotRenamingBlobColumn"),
     Rule("added-column-must-be-nullable", "ADD COLUMN .. NOT NULL.", f"{_SM} addColumn"),
     Rule("partition-keys-immutable", "Rename or change the type of a partition column.",
          f"{_SM} renameColumn / updateColumnType"),

@@ -41,6 +41,7 @@ from schemalab.history.graph import with_refs
 from schemalab.history.model import TableHistory
 from schemalab.history.names import unknown_name_hint
 from schemalab.paimon import refs as paimon_refs
+from schemalab.paimon.blob import attach_blobs
 from schemalab.paimon.data_evolution import (
     DATA_SYSTEM_TABLES,
     data_system_table,
@@ -305,7 +306,8 @@ class Table(FormatTable[Snapshot, TableSchema]):
     def plan(self, snap: Snapshot | None, target: TableSchema) -> ReadPlan:
         files = self.data_files(snap)
         check_files(self.name, self.path, files, self.schema_at, self.meta_path)  # rewritten?
-        return plan_paimon_read(self.name, target, snap, files, self.schema_at)
+        plan = plan_paimon_read(self.name, target, snap, files, self.schema_at)
+        return attach_blobs(plan, self.path, self.live_entries(snap), self.schema_at)
 
     def file_stats(self, plan: ReadPlan) -> ManifestStats:
         snap = None if plan.snapshot_id is None else self.snapshot(plan.snapshot_id)

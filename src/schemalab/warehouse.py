@@ -214,7 +214,9 @@ class Warehouse:
         is kept for its first call (one listing per table per statement)."""
         db, table = self.resolve(name)
         base, sep, branch = table.partition(BRANCH_SUFFIX)
-        if sep and base:  # `t$branch_dev`: branch dev of table t, as Paimon names it
+        # `t$branch_dev`: branch dev of table t, as Paimon names it (`t$branch_dev$files`
+        # is a system table of that branch: no table, see _system_table)
+        if sep and base and "$" not in branch:
             return self._open(TableName(db, base)).branch(branch)
         t = Table(paths.table_dir(self.path, db, table), f"{db}.{table}", warehouse=self)
         if not t.schema_manager.list_ids():

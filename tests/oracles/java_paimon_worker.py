@@ -138,7 +138,7 @@ class PType:
         elif r in ("TIMESTAMP_WITHOUT_TIME_ZONE", "TIMESTAMP_WITH_LOCAL_TIME_ZONE",
                    "TIME_WITHOUT_TIME_ZONE"):
             self.precision = java.getPrecision()
-        elif r in ("ARRAY", "MULTISET"):
+        elif r in ("ARRAY", "MULTISET", "VECTOR"):
             self.elem = PType(java.getElementType())
         elif r == "MAP":
             self.key, self.value = PType(java.getKeyType()), PType(java.getValueType())
@@ -269,6 +269,7 @@ class Values:
         self.RowSer, self.ArraySer, self.MapSer = (ser.InternalRowSerializer,
                                                    ser.InternalArraySerializer,
                                                    ser.InternalMapSerializer)
+        self.gateway = gateway
         self.RowKind = jvm.org.apache.paimon.types.RowKind
         self.IntType = jvm.org.apache.paimon.types.IntType
         self._kinds = {k: self.RowKind.fromShortString(k) for k in ("+I", "-U", "+U", "-D")}
@@ -353,6 +354,22 @@ class Values:
                 vals = self.array([p[1] for p in pairs], PType(self.IntType(False)))
                 vser = self.IntType(False)
             w.writeMap(pos, self.BinaryMap.valueOf(keys, vals), self.MapSer(kt.java, vser))
+        elif r == "VECTOR":  # Paimon 2.x: a BinaryVector of a primitive array
+            prim = {"BOOLEAN": self.jvm.boolean, "TINYINT": self.jvm.byte,
+                    "SMALLINT": self.jvm.short, "INTEGER": self.jvm.int,
+                    "BIGINT": self.jvm.long, "FLOAT": self.jvm.float,
+                    "DOUBLE": self.jvm.double}[t.elem.root]
+            arr = self.gateway.new_array(prim, len(v))
+            for i, x in enumerate(v):
+                arr[i] = parse_float(x) if t.elem.root in ("FLOAT", "DOUBLE") else (
+                    bool(x) if t.elem.root == "BOOLEAN" else int(x))
+            ser = self.jvm.org.apache.paimon.data.serializer.InternalVectorSerializer(
+                t.elem.java, t.java.getLength())
+            w.writeVector(pos, self.jvm.org.apache.paimon.data.BinaryVector
+                          .fromPrimitiveArray(arr), ser)
+        elif r == "BLOB":  # Paimon 2.x: the bytes, kept in a .blob file by the writer
+            raw = bytes.fromhex(_strip(v, "B:")) if isinstance(v, str) else bytes(v)
+            w.writeBlob(pos, self.jvm.org.apache.paimon.data.Blob.fromData(raw))
         elif r == "VARIANT":  # its JSON text (GenericVariant.fromJson)
             w.writeVariant(pos, self.jvm.org.apache.paimon.data.variant.GenericVariant
                            .fromJson(_strip(v, "V:")))
@@ -426,6 +443,11 @@ class Values:
             vt = t.value if r == "MAP" else PType(self.IntType(False))
             return C.canon_map((self.read(ks, i, kt), self.read(vs, i, vt))
                                for i in range(m.size()))
+        if r == "VECTOR":  # as Paimon's Spark integration shows it: an ARRAY
+            a = getters.getVector(pos)
+            return [self.read(a, i, t.elem) for i in range(a.size())]
+        if r == "BLOB":  # as Paimon's Spark integration shows it: the bytes
+            return C.canon_binary(getters.getBlob(pos).toData())
         if r == "VARIANT":
             return C.canon_variant(getters.getVariant(pos).toJson(
                 self.jvm.java.time.ZoneOffset.UTC))

@@ -23,6 +23,10 @@ def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     """One Spark DataFrame in the plan's target schema."""
     if not any(g.files for g in plan.groups):
         return empty_frame(plan, spark)
+    if plan.blobs:
+        from schemalab.engine.blob_join import blob_read
+
+        return blob_read(plan, spark, execute)
     if plan.row_merge is not None:
         return row_merge_read(plan, spark)
     if plan.merges:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
 
+
 ColumnKind = Literal["same", "renamed", "widened", "cast", "evolved", "null", "constant"]
 #: how a file stores a column Spark cannot read as its type: TIMESTAMP(9) as Parquet INT64
 #: nanoseconds, TIME as INT32 milliseconds of the day (pyarrow's, hence pypaimon's, forms)
@@ -203,6 +204,36 @@ class RowMerge:
         return frozenset(f.path for g in self.groups for f in g.files)
 
 
+#: a row whose value this file does not hold (an UPDATE left it to an older file)
+PLACEHOLDER = object()
+
+
+def _unloadable() -> list[object]:
+    raise RuntimeError("this BlobFile was built without a loader")
+
+
+@dataclass(frozen=True)
+class BlobFile:
+    """A live ``.blob`` file: which field (by id) it holds for which row ids."""
+
+    path: str
+    file_name: str
+    field_id: int
+    #: the column's name in the file's own schema (``_WRITE_COLS``)
+    column: str
+    first_row_id: int
+    row_count: int
+    max_sequence_number: int
+    schema_id: int
+    file_size: int
+    #: reads the file: each row's bytes, None (NULL) or PLACEHOLDER
+    load: Callable[[], list[object]] = field(default=_unloadable, compare=False, repr=False)
+
+    @property
+    def last_row_id(self) -> int:
+        return self.first_row_id + self.row_count - 1
+
+
 @dataclass(frozen=True)
 class ReadPlan:
     table: str
@@ -232,6 +263,9 @@ class ReadPlan:
     binding: str | None = None
     #: row tracking / data evolution: files merged by row id, system columns read
     row_merge: RowMerge | None = None
+    #: Paimon BLOB columns: their ``.blob`` files, joined to the rows by row id
+    #: (:mod:`schemalab.engine.blob_join`)
+    blobs: tuple[BlobFile, ...] = ()
 
     @property
     def files(self) -> list[DataFile]:

@@ -31,6 +31,7 @@ from dataclasses import replace
 from schemalab.engine.plan import DataFile, ReadPlan, RowIdGroup, RowMerge
 from schemalab.errors import SchemaLabError, UnsupportedFeatureError
 from schemalab.schema import TableSchema
+from schemalab.types.model import TypeRoot
 
 ROW_ID = "_ROW_ID"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -159,6 +160,10 @@ def supplier_lines(plan: ReadPlan, group: RowIdGroup) -> list[str]:
            f"{len(group.files)} files, newest first:"]
     for t in plan.target.fields:
         f = group.supplier(t.id)
+        if f is None and t.type.root is TypeRoot.BLOB:
+            out.append(f"  `{t.name}` from its .blob files, joined by row id (see the BLOB "
+                       "lines)")
+            continue
         if f is None:
             out.append(f"  `{t.name}` is NULL: no file of these rows holds field id {t.id}")
             continue

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemalab import forms
+from schemalab.engine.blob_join import BLOB_TEXT, blob_lines
 from schemalab.engine.plan import ColumnRead, DataFile, IgnoredDelete, ReadPlan
 from schemalab.engine.row_merge import merge_lines
 from schemalab.errors import NotFoundError
@@ -222,6 +223,7 @@ def explain(plan: ReadPlan, history: TableHistory | None = None,
         return [stats.range(os.path.basename(f.path), fid) for f in files]
 
     groups = []
+    blob_ids = {f.field_id for f in plan.blobs}
     for g in plan.groups:
         for sid, cols in sorted(g.columns_by_schema.items()):
             files = [f for f in g.files if f.schema_id == sid]
@@ -232,6 +234,7 @@ def explain(plan: ReadPlan, history: TableHistory | None = None,
             groups.append(GroupExplanation(
                 sid, len(files), sum(f.row_count for f in files), g.by_id,
                 tuple(ColumnExplanation(c.target.name, c.target.id, c.kind,
+                                        BLOB_TEXT if c.target.id in blob_ids else
                                         MERGED_ELSEWHERE if merged and c.kind == "null" else
                                         column_text(c, sid, dropped_in.get(c.target.id),
                                                     target_id, mode,
@@ -249,6 +252,8 @@ def merge_text(plan: ReadPlan) -> str | None:
     """How a primary-key table's rows are merged, how a data-evolution table's files are
     merged by row id, or None for an append table."""
     pk = plan.target.primary_keys
+    if plan.blobs:
+        return "\n".join([*merge_lines(plan), *blob_lines(plan)])
     if plan.row_merge is not None and plan.row_merge.groups:
         return "\n".join(merge_lines(plan))
     if plan.merge_engine is None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import forms
+from schemalab.engine.blob_join import blob_lines, is_blob
 from schemalab.engine.plan import ColumnRead, ReadPlan
 from schemalab.engine.row_merge import merge_lines
 from schemalab.errors import SchemaLabError
@@ -180,6 +181,8 @@ def why(plan: ReadPlan, history: TableHistory, spark: SparkSession, column: str,
     merge = ex.merge
     if plan.row_merge is not None and plan.row_merge.groups:
         merge = "\n".join(merge_lines(plan, top.id))
+    if plan.blobs and is_blob(top.type):
+        merge = "\n".join([*merge_lines(plan, top.id), *blob_lines(plan, top.id)])
     return WhyAnswer(plan.table, column, fid, plan.snapshot_id, plan.target.id,
                      ex.mode_text, where, tuple(story), tuple(groups), merge=merge,
                      deletes=tuple(deletes), deleted=deleted, binding=ex.binding)
@@ -367,13 +370,19 @@ def _rows(plan: ReadPlan, spark: SparkSession, field_id: int | None = None) -> D
     from pyspark.sql import functions as F
 
     from schemalab.engine.keyed import RETRACT, merge_key_columns
-    from schemalab.engine.scan import KIND_COL, SEQ_COL, read_group
+    from schemalab.engine.scan import FILE_COL, KIND_COL, SEQ_COL, read_group
     from schemalab.engine.spark_reader import quote
 
     if plan.row_merge is not None:
         from schemalab.engine.row_merge_read import row_merge_read
 
         first = plan.target.fields[0].id if plan.target.fields else -1
+        if plan.blobs:  # a BLOB's value joined by row id; the row's file: its first column's
+            from schemalab.engine.blob_join import blob_read
+
+            row_file = next((f.id for f in plan.target.fields if not is_blob(f.type)), first)
+            return blob_read(plan, spark, lambda p, s: row_merge_read(p, s, row_file),
+                             keep=[FILE_COL])
         return row_merge_read(plan, spark, first if field_id is None else field_id)
     if not plan.merges:
         frames = [read_group(plan, g, spark, with_file=True) for g in plan.groups if g.files]

@@ -26,13 +26,15 @@ table is maintained: its commit assigns the new files' first row ids as Java's d
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from schemalab.engine.blob_join import is_blob
 from schemalab.errors import UnsupportedFeatureError
+from schemalab.paimon.blob import contains_blob
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
-from schemalab.types.model import AtomicType
+from schemalab.types.model import AtomicType, VectorType
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.schema.table_schema import TableSchema
@@ -44,19 +46,6 @@ _DEFAULT_VALUE_OPTION = re.compile(r"^fields\.(.+)\.default-value$")
 
 def _enabled(schema: TableSchema, option: str) -> bool:
     return schema.effective_options().get(option, "false").strip().lower() == "true"
-
-
-def check_whole_rows(entries: Iterable[ManifestEntry], table: str) -> None:
-    """Refuse the files schemalab cannot read: a data-evolution table's ``.blob`` files (a
-    BLOB column's values stored apart from the rows, merged on read by row id)."""
-    for e in entries:
-        if e.file.file_name.endswith(".blob"):
-            raise UnsupportedFeatureError(
-                f"Read of {table} refused: data file {e.file.file_name} holds the BLOB "
-                f"column(s) {', '.join(e.file.write_cols or ())} of the rows from row id "
-                f"{e.file.first_row_id} on, written by a data-evolution table "
-                f"('{DATA_EVOLUTION}'); schemalab does not read BLOB files.", table=table,
-                feature="BLOB files", option=DATA_EVOLUTION)
 
 
 def check_readable_features(schema: TableSchema, table: str) -> None:
@@ -116,6 +105,22 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
     by schemalab would not maintain. An INSERT into a row-tracking table is maintained: the
     commit assigns row ids as Java's does (:func:`assign_row_ids`); so is the compaction of
     an append table (:mod:`schemalab.paimon.write.compact_rows`)."""
+    blobs = [f for f in schema.fields if contains_blob(f.type)]
+    if blobs:
+        what = "is a BLOB" if is_blob(blobs[0].type) else "holds BLOBs"
+        raise UnsupportedFeatureError(
+            f"{operation} into {table} refused: column {blobs[0].name} {what}, whose values "
+            "Paimon keeps apart from the rows in .blob files (one per data file, joined by "
+            "row id); schemalab reads them but does not write them yet. Nothing was written.",
+            table=table, column=blobs[0].name, feature="BLOB columns",
+            option="blob-field" if "blob-field" in schema.effective_options() else None)
+    vectors = [f.name for f in schema.fields if isinstance(f.type, VectorType)]
+    if vectors:
+        raise UnsupportedFeatureError(
+            f"{operation} into {table} refused: column {vectors[0]} is a VECTOR, whose "
+            "fixed length schemalab does not check on write yet. Nothing was written.",
+            table=table, column=vectors[0], feature="VECTOR columns",
+            option="vector-field" if "vector-field" in schema.effective_options() else None)
     appends = operation.startswith("INSERT") or operation.startswith("APPEND") \
         or operation.startswith("OVERWRITE")
     # a compaction keeps row ids (schemalab.paimon.write.compact_rows)

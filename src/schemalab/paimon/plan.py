@@ -9,12 +9,12 @@ from typing import Any
 
 from schemalab import fileio
 from schemalab.engine.plan import DataFile, FileFormat, PositionDeletes, ReadPlan, plan_read
-from schemalab.errors import SchemaLabError
+from schemalab.errors import SchemaLabError, UnsupportedFeatureError
 from schemalab.explain.casts import FileRange
+from schemalab.paimon.blob import check_blob_options, is_blob_file
 from schemalab.paimon.data_evolution import plan_row_tracking_read
 from schemalab.paimon.features import (
     check_readable_features,
-    check_whole_rows,
     data_evolution_enabled,
 )
 from schemalab.paimon.index import deletion_files, index_files
@@ -24,6 +24,7 @@ from schemalab.paimon.primary_key import check_readable, file_key_range, key_ran
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
+from schemalab.types.model import AtomicType, DataType, MapType, RowType, TypeRoot
 
 
 def data_files(path: str, table: str, snapshot: Snapshot | None,
@@ -34,8 +35,10 @@ def data_files(path: str, table: str, snapshot: Snapshot | None,
     dvs = deletion_files(path, index_files(path, snapshot)) if snapshot else {}
     out = []
     dirs = BucketDirs(path)
-    check_whole_rows(entries, table)
     for e in entries:
+        if is_blob_file(e.file.file_name):  # a BLOB column's values: schemalab.paimon.blob
+            continue
+        check_not_vector_store(e.file.file_name, e.file.write_cols, table)
         s = schema_at(e.file.schema_id)
         file_path = dirs.data_file_path(e, s)
         fileio.check_data_file(file_path, e.file.file_size, table=table)
@@ -56,6 +59,51 @@ def data_files(path: str, table: str, snapshot: Snapshot | None,
     return out
 
 
+def check_not_vector_store(file_name: str, write_cols: Sequence[str] | None, table: str
+                           ) -> None:
+    """Refuse a VECTOR column kept in a vector-store file (``vector.file.format``, e.g.
+    ``data-….vector.lance``: Java's ``VectorType.isVectorStoreFile``), which schemalab does
+    not read; VECTORs inside Parquet, ORC and Avro data files are read as ARRAYs."""
+    if ".vector." not in file_name:
+        return
+    raise UnsupportedFeatureError(
+        f"Read of {table} refused: data file {file_name} is a vector-store file holding "
+        f"the VECTOR column(s) {', '.join(write_cols or ())} apart from the rows (option "
+        "'vector.file.format'); schemalab reads VECTORs from Parquet, ORC and Avro data "
+        "files only.", table=table, feature="vector-store files", option="vector.file.format")
+
+
+def _has_variant(t: DataType) -> bool:
+    if isinstance(t, AtomicType):
+        return t.root is TypeRoot.VARIANT
+    if isinstance(t, RowType):
+        return any(_has_variant(f.type) for f in t.fields)
+    if isinstance(t, MapType):
+        return _has_variant(t.key) or _has_variant(t.value)
+    return _has_variant(t.element)
+
+
+def check_no_variant_in_orc(table: str, target: TableSchema, files: Sequence[DataFile],
+                            schema_at: Callable[[int], TableSchema]) -> None:
+    """Refuse a VARIANT read from an ORC file. Java Paimon 2.0 neither writes one (its ORC
+    ``FieldWriterFactory`` throws "Unsupported type: VARIANT") nor reads one (``OrcTypeUtil``
+    has no VARIANT); pypaimon 2.1 writes a ``struct<value, metadata>`` it cannot read back.
+    With no engine's read to follow, schemalab returns none silently."""
+    wanted = {f.id for f in target.fields}
+    for f in files:
+        if f.format != "orc":
+            continue
+        for field in schema_at(f.schema_id).fields:
+            if field.id in wanted and _has_variant(field.type):
+                raise UnsupportedFeatureError(
+                    f"Read of {table} refused: data file {f.path.rsplit('/', 1)[-1]} holds "
+                    f"the VARIANT column {field.name} in ORC ('file.format' = 'orc'), which "
+                    "Java Paimon 2.0 can neither write nor read and pypaimon 2.1 writes but "
+                    "cannot read back; schemalab reads VARIANT from Parquet files only.",
+                    table=table, column=field.name, feature="VARIANT in ORC files",
+                    option="file.format")
+
+
 def plan_paimon_read(table: str, target: TableSchema, snapshot: Snapshot | None,
                      files: Sequence[DataFile],
                      schema_at: Callable[[int], TableSchema]) -> ReadPlan:
@@ -63,6 +111,8 @@ def plan_paimon_read(table: str, target: TableSchema, snapshot: Snapshot | None,
     primary-key table's plan carries its merge options, a data-evolution table's how its
     files merge by row id."""
     check_readable_features(target, table)
+    check_blob_options(target, table)
+    check_no_variant_in_orc(table, target, files, schema_at)
     if data_evolution_enabled(target) or any(f.write_cols is not None for f in files):
         return plan_row_tracking_read(table, target, snapshot, files, schema_at)
     try:

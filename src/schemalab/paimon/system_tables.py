@@ -22,6 +22,7 @@ rules followed here, per table:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -267,11 +268,20 @@ def _java_map(items: Sequence[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in sorted(items)) + "}"
 
 
+def file_columns_of(write_cols: Sequence[str], schema: TableSchema) -> TableSchema:
+    """``schema`` projected to a file's written columns (Java's ``RowType.project`` of the
+    ``_WRITE_COLS`` it has; row-tracking columns among them are not the schema's)."""
+    keep = [x for n in write_cols if (x := schema.field(n)) is not None]
+    return dataclasses.replace(schema, fields=tuple(keep))
+
+
 def _file_stats(e: ManifestEntry, file_schema: TableSchema, fields: Sequence[DataField]
                 ) -> tuple[str, str, str]:
     """(null counts, mins, maxs) of a file, evolved to today's ``fields`` by field id: a
     field the file lacks has every row NULL and no bounds; a field without stats, null."""
     f = e.file
+    if f.write_cols is not None:  # a data-evolution file holds (and has stats of) these only
+        file_schema = file_columns_of(f.write_cols, file_schema)
     cols = f.value_stats_cols
     stat_fields = list(file_schema.fields) if cols is None else [
         x for n in cols if (x := file_schema.field(n)) is not None]

@@ -65,6 +65,7 @@ from schemalab.schema.validate import (
 from schemalab.types.casts import cast_mode
 from schemalab.types.model import (
     DataField,
+    TypeRoot,
 )
 from schemalab.types.visitor import assign_field_ids
 
@@ -201,6 +202,9 @@ def _apply_rename_column(d: _Draft, change: RenameColumn) -> None:
             raise d.ctx.not_exists(path_text(change.path))
         if index_of(fs, change.new_name) >= 0:
             raise d.ctx.already_exists(path_text((*change.path[:-1], change.new_name)))
+        if len(change.path) == 1 and fs[idx].type.root is TypeRoot.BLOB:
+            raise d.ctx.fail(f"Cannot rename BLOB column: [{name}]", column=name,
+                             rule="blob-column-rename")
         return fs[:idx] + (replace(fs[idx], name=change.new_name),) + fs[idx + 1:]
 
     d.fields = edit_container(d.ctx, d.fields, change.path, rename)

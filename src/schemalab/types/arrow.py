@@ -53,6 +53,7 @@ class _ToArrow(TypeVisitor[Any]):
             TypeRoot.DOUBLE: pa.float64(), TypeRoot.DATE: pa.date32(),
             TypeRoot.CHAR: pa.string(), TypeRoot.VARCHAR: pa.string(),
             TypeRoot.VARBINARY: pa.binary(), TypeRoot.NULL: pa.null(),
+            TypeRoot.BLOB: pa.large_binary(),
         }
         if r in simple:
             return simple[r]

@@ -55,6 +55,8 @@ class TypeRoot(enum.Enum):
     TIMESTAMP_WITHOUT_TIME_ZONE = "TIMESTAMP_WITHOUT_TIME_ZONE"
     TIMESTAMP_WITH_LOCAL_TIME_ZONE = "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
     VARIANT = "VARIANT"
+    #: Paimon 1.4+: bytes kept apart from the rows (``.blob`` files), read as Spark's BINARY
+    BLOB = "BLOB"
     #: not a Paimon type: a column that holds only NULLs (Iceberg v3's ``unknown``)
     NULL = "NULL"
     ARRAY = "ARRAY"
@@ -92,6 +94,7 @@ _FAMILIES: dict[TypeRoot, frozenset[Family]] = {
         {_F.PREDEFINED, _F.DATETIME, _F.TIMESTAMP, _F.EXTENSION}
     ),
     TypeRoot.VARIANT: frozenset({_F.PREDEFINED}),
+    TypeRoot.BLOB: frozenset({_F.PREDEFINED}),
     TypeRoot.NULL: frozenset(),
     TypeRoot.ARRAY: frozenset({_F.CONSTRUCTED, _F.COLLECTION}),
     TypeRoot.MULTISET: frozenset({_F.CONSTRUCTED, _F.COLLECTION}),
@@ -166,6 +169,25 @@ class ArrayType:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.sql()!r})"
+
+
+@dataclass(frozen=True)
+class VectorType(ArrayType):
+    """Paimon 1.4+'s ``VECTOR<element, length>``: ``length`` values of a numeric or boolean
+    element. Stored as a list in Parquet, ORC and Avro files (Java's ParquetSchemaConverter
+    and AvroSchemaConverter treat it as an ARRAY), and shown by Paimon's Spark integration
+    as ``ARRAY<element>`` without NULL elements, so every reader of an ARRAY reads it."""
+
+    length: int = 1
+
+    def sql(self) -> str:
+        return _with_null(f"VECTOR<{self.element.sql()}, {self.length}>", self.nullable)
+
+
+#: the element types a VECTOR may have (Java's ``VectorType.isValidElementType``)
+VECTOR_ELEMENTS = frozenset({TypeRoot.BOOLEAN, TypeRoot.TINYINT, TypeRoot.SMALLINT,
+                             TypeRoot.INTEGER, TypeRoot.BIGINT, TypeRoot.FLOAT,
+                             TypeRoot.DOUBLE})
 
 
 @dataclass(frozen=True)

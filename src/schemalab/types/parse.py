@@ -26,6 +26,7 @@ from schemalab.types.model import (
     DOUBLE,
     MAX_LENGTH,
     STRING,
+    VECTOR_ELEMENTS,
     ArrayType,
     AtomicType,
     DataField,
@@ -34,6 +35,7 @@ from schemalab.types.model import (
     MultisetType,
     RowType,
     TypeRoot,
+    VectorType,
 )
 from schemalab.types.visitor import TypeVisitor, visit
 
@@ -71,12 +73,11 @@ _SIMPLE = {
     "REAL": TypeRoot.FLOAT,
     "DATE": TypeRoot.DATE,
     "VARIANT": TypeRoot.VARIANT,
+    "BLOB": TypeRoot.BLOB,
 }
 
-_NEWER_TYPES = {
-    "BLOB": "Paimon 1.4+ type (blob-field tables: its bytes live in separate .blob files)",
-    "VECTOR": "Paimon 1.4+ type (fixed-length vectors, possibly in .vector.lance files)",
-}
+#: Paimon types schemalab refuses by name (rule unsupported-type): none since BLOB and VECTOR
+_NEWER_TYPES: dict[str, str] = {}
 
 
 class _TypeParser:
@@ -209,6 +210,13 @@ class _TypeParser:
             element = self.parse_type()
             self.expect_sym(">")
             return ArrayType(element) if w == "ARRAY" else MultisetType(element)
+        if w == "VECTOR":  # VECTOR<FLOAT, 3>
+            self.expect_sym("<")
+            element = self.parse_type()
+            self.expect_sym(",")
+            length = self.number()
+            self.expect_sym(">")
+            return self._vector(element, length)
         if w == "MAP":
             self.expect_sym("<")
             key = self.parse_type()
@@ -224,6 +232,9 @@ class _TypeParser:
                 "schemalab does not read or write yet", type_text=self.text,
                 rule="unsupported-type")
         raise self._error(f"{word!r} is not a Paimon type")
+
+    def _vector(self, element: DataType, length: int) -> DataType:
+        return vector_type(element, length, True, self.text)
 
     def _decimal(self) -> DataType:
         params = self.optional_params()
@@ -347,6 +358,13 @@ def type_from_json(node: Any) -> DataType:
             return ArrayType(type_from_json(_need(node, "element")), nullable)
         if head == "MULTISET":
             return MultisetType(type_from_json(_need(node, "element")), nullable)
+        if head == "VECTOR":  # {"type": "VECTOR", "element": "FLOAT", "length": 3}
+            length = _need(node, "length")
+            if not isinstance(length, int) or isinstance(length, bool):
+                raise UnknownTypeError(f"Unknown type {dict(node)!r}: VECTOR length must be "
+                                       "an integer", type_text=repr(node))
+            return vector_type(type_from_json(_need(node, "element")), length, nullable,
+                               repr(dict(node)))
         if head == "MAP":
             return MapType(type_from_json(_need(node, "key")),
                            type_from_json(_need(node, "value")), nullable)
@@ -362,6 +380,18 @@ def type_from_json(node: Any) -> DataType:
                 "schemalab does not read or write yet", type_text=kind, rule="unsupported-type")
         raise UnknownTypeError(f"Unknown type {kind!r}", type_text=kind)
     raise UnknownTypeError(f"Unknown type {node!r}", type_text=repr(node))
+
+
+def vector_type(element: DataType, length: int, nullable: bool, text: str) -> VectorType:
+    """``VECTOR<element, length>``, checked as Java's VectorType checks it."""
+    if not isinstance(element, AtomicType) or element.root not in VECTOR_ELEMENTS:
+        raise UnknownTypeError(f"Unknown type {text!r}: a VECTOR's element must be BOOLEAN, "
+                               f"TINYINT, SMALLINT, INT, BIGINT, FLOAT or DOUBLE, not "
+                               f"{element.sql()}", type_text=text)
+    if length < 1:
+        raise UnknownTypeError(f"Unknown type {text!r}: a VECTOR's length must be at least 1",
+                               type_text=text)
+    return VectorType(element, nullable, length=length)
 
 
 def _need(node: Mapping[str, Any], key: str) -> Any:
@@ -413,6 +443,8 @@ class _ToJson(TypeVisitor[Any]):
         return self._node(t, "ROW", fields=fields)
 
     def array(self, t: ArrayType, element: Any) -> Any:
+        if isinstance(t, VectorType):
+            return self._node(t, "VECTOR", element=element, length=t.length)
         return self._node(t, "ARRAY", element=element)
 
     def multiset(self, t: MultisetType, element: Any) -> Any:

@@ -68,6 +68,8 @@ class _ToSpark(TypeVisitor[Any]):
             TypeRoot.TIMESTAMP_WITH_LOCAL_TIME_ZONE: st.TimestampType(),
             TypeRoot.NULL: st.NullType(),
             TypeRoot.VARIANT: st.VariantType(),
+            # Paimon's Spark integration reads a BLOB as its bytes (BinaryType)
+            TypeRoot.BLOB: st.BinaryType(),
         }
         if r in simple:
             return simple[r]
@@ -88,6 +90,8 @@ class _ToSpark(TypeVisitor[Any]):
     def array(self, t: ArrayType, element: st.DataType) -> st.DataType:
         from pyspark.sql import types as st
 
+        # a VECTOR too: Paimon's Spark shows it as an ARRAY (there without NULL elements;
+        # a read's nested nullability is the plan's, which casts need nullable)
         return st.ArrayType(element, t.element.nullable)
 
     def multiset(self, t: MultisetType, element: st.DataType) -> st.DataType:

@@ -86,7 +86,7 @@ class TypeTransform(TypeVisitor[Any]):
         return f if f.type is new_type else replace(f, type=new_type)
 
     def array(self, t: ArrayType, element: DataType) -> DataType:
-        return t if element is t.element else ArrayType(element, t.nullable)
+        return t if element is t.element else replace(t, element=element)
 
     def multiset(self, t: MultisetType, element: DataType) -> DataType:
         return t if element is t.element else MultisetType(element, t.nullable)
