@@ -7,8 +7,9 @@ Iceberg's own writers and snapshot producers (worker op ``java_dml``, run inside
 - ``{"delete": [column, values]}``: without a column, or on an identity partition column,
   ``DeleteFiles.deleteFromRowFilter`` (Spark's metadata delete). Else the rows of
   ``IcebergGenerics``' read (deletes applied) with their ``_file`` and ``_pos`` whose
-  ``column`` is in ``values``: when every touched data file had no deletes and loses all its
-  rows, ``DeleteFiles`` of them. Else
+  ``column`` is in ``values``: none, ``deleteFromRowFilter`` (it commits, removing nothing);
+  when every touched data file had no deletes and loses all its rows, ``DeleteFiles`` of
+  them. Else
   Spark's merge-on-read ``SparkPositionDeltaWrite``: format v2 a
   ``FanoutPositionOnlyDeleteWriter`` with ``DeleteGranularity.FILE``, v3 a
   ``BaseDVFileWriter``, both given the previous file-scoped deletes of each data file
@@ -142,7 +143,11 @@ class Dml:
             return
         assert values is not None
         matched, live = self._matched(column, values)
-        if not matched:
+        if not matched:  # no file can match (what metrics prove at best): Spark's metadata
+            expr = ex.equal(column, values[0])  # delete, which commits removing nothing
+            for v in values[1:]:
+                expr = getattr(ex, "or")(expr, ex.equal(column, v))
+            t.newDelete().deleteFromRowFilter(expr).commit()
             return
         tasks: dict[str, Any] = {}
         it = t.newScan().planFiles().iterator()
