@@ -9,7 +9,7 @@
    ``test_interop_iceberg_write.py`` has such DELETEs as well;
 3. a table written with ``write.distribution-mode`` ``hash``, ``none`` and ``range`` reads
    equal in Java;
-4. after schemalab's merge-on-read UPDATEs Java reads every snapshot equal.
+4. after schemalab's merge-on-read UPDATEs Java and pyiceberg read every snapshot equal.
 """
 
 from __future__ import annotations
@@ -133,6 +133,10 @@ def test_java_reads_distributed_writes(mode: str, tmp_path: Path, spark: Any,
 
 
 def test_java_reads_updates(tmp_path: Path, spark: Any, java_iceberg: JavaIceberg) -> None:
+    """Java and pyiceberg, at every snapshot."""
+    from test_iceberg_write import assert_pyiceberg_reads_like_us
+
     wh = sl.Warehouse(tmp_path, spark=spark, format="iceberg")
     update_table(wh)
     _java_reads_like_us(java_iceberg, tmp_path, wh.table("t"))
+    assert_pyiceberg_reads_like_us(wh.table("t"))

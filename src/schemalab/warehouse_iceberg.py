@@ -219,10 +219,15 @@ def _constant(t: WritableIcebergTable, where: str) -> bool | None:
     """The condition's value when Spark folds it to a constant (it names no column): True,
     False (FALSE or NULL); None when it depends on the rows."""
     try:
-        row = t.spark.sql(f"SELECT CAST(({where}) AS BOOLEAN) AS c").collect()[0]
+        df = t.spark.sql(f"SELECT CAST(({where}) AS BOOLEAN) AS c")
     except Exception:  # noqa: BLE001 - it names a column (or is wrong: the DELETE says so)
         return None
-    return bool(row[0])
+    try:  # rand() > 2 is no constant Spark folds (a classic session's plan says so)
+        if not df._jdf.queryExecution().analyzed().deterministic():
+            return None
+    except AttributeError:  # Spark Connect: no JVM plan at hand
+        pass
+    return bool(df.collect()[0][0])
 
 
 def update_message(run_query: Callable[[str, Sequence[TableName]], DataFrame],
