@@ -542,7 +542,7 @@ def test_queries(sql: str, query_sql: str | None, tables: list[TableName]) -> No
     ("", "Empty statement", "sql-syntax"),
     ("  ;  ", "Empty statement", "sql-syntax"),
     ("-- nothing but a comment", "Empty statement", "sql-syntax"),
-    ("UPDATE t SET a = 1", "Unsupported statement: UPDATE", "unsupported-statement"),
+    ("UPDATE t AS x SET a = 1", "Unsupported 'x' in UPDATE t", "unsupported-sql"),
     ("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN DELETE",
      "Unsupported statement: MERGE", "unsupported-statement"),
     ("CREATE VIEW v AS SELECT 1", "Unsupported statement: CREATE VIEW", "unsupported-statement"),
@@ -724,14 +724,15 @@ def test_parse_statements_runs_the_architecture_example() -> None:
 
 def test_parse_statements_errors_name_the_statement() -> None:
     with pytest.raises(SqlError, match=r"^Statement 2 of 3: Unsupported statement: "
-                       "UPDATE") as info:
-        parse_statements("SELECT 1; UPDATE t SET a = 1; SELECT 2")
+                       "MERGE") as info:
+        parse_statements("SELECT 1; MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN "
+                         "DELETE; SELECT 2")
     assert info.value.rule == "unsupported-statement"
     with pytest.raises(SqlError, match="No SQL statement") as info:
         parse_statements(" -- nothing ")
     assert info.value.rule == "sql-syntax"
-    with pytest.raises(SqlError, match=r"^Unsupported statement: UPDATE") as info:
-        parse_statements("UPDATE t SET a = 1;")
+    with pytest.raises(SqlError, match=r"^Unsupported statement: MERGE") as info:
+        parse_statements("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN DELETE;")
     assert info.value.rule == "unsupported-statement"
 
 

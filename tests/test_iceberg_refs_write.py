@@ -126,7 +126,8 @@ def test_refs_in_metadata(wh: sl.Warehouse) -> None:
     assert snap["summary"] == {"operation": "append", "changed-partition-count": "0",
                                "total-records": "0", "total-files-size": "0",
                                "total-data-files": "0", "total-delete-files": "0",
-                               "total-position-deletes": "0", "total-equality-deletes": "0"}
+                               "total-position-deletes": "0", "total-equality-deletes": "0",
+                               "engine-name": "schemalab", "engine-version": sl.__version__}
     assert [e["snapshot-id"] for e in md["snapshot-log"]] == [main]
     wh.sql(f"ALTER TABLE t CREATE BRANCH b2 AS OF VERSION {main} RETAIN 2 DAYS WITH "
            "SNAPSHOT RETENTION 5 SNAPSHOTS 3 HOURS")

@@ -232,8 +232,17 @@ _ALL = (
          "one.", "Iceberg Transforms / PartitionSpec"),
     Rule("iceberg-schema-update", "A schema change Iceberg refuses: a missing column, a name "
          "taken, a required column without default, a type change that is no promotion, "
-         "optional → required, dropping an identifier or partition source field.",
+         "optional → required, dropping an identifier field.",
          "Iceberg SchemaUpdate / TypeUtil.isPromotionAllowed"),
+    Rule("iceberg-source-column-in-use", "Dropping a column the current partition spec or "
+         "sort order is built on.", "Iceberg PartitionSpec / SortOrder.checkCompatibility "
+         "(TableMetadata.Builder.build)"),
+    Rule("iceberg-distribution-mode", "A write.distribution-mode (or Spark's "
+         "distribution-mode option) other than none, hash or range.",
+         "Iceberg DistributionMode.fromName (SparkWriteConf)"),
+    Rule("iceberg-update-format", "UPDATE of an Iceberg format v1 table (no delete files "
+         "for merge-on-read) or v3 table (schemalab does not keep row lineage yet).",
+         "Iceberg spec (row-level deletes, row lineage)"),
     Rule("iceberg-column-default", "A column DEFAULT on an Iceberg table before format v3, "
          "or in CREATE TABLE.", f"{_ICEBERG} v3 (initial-default, write-default)"),
     Rule("iceberg-delete-needs-delete-files", "A DELETE that removes only some rows of a "

@@ -52,6 +52,7 @@ from schemalab.sql import (
     ShowTables,
     Statement,
     TableName,
+    Update,
     parse_statements,
     rewrite_tables,
 )
@@ -69,6 +70,7 @@ from schemalab.warehouse_iceberg import (
     iceberg_write_order,
     insert_message,
     refuse_selector,
+    update_message,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -515,6 +517,8 @@ _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
     RenameTable: Warehouse._rename, DropTable: Warehouse._drop, ShowTables: Warehouse._show,
     DescribeTable: Warehouse._describe, Insert: Warehouse._insert,
     DeleteFrom: Warehouse._delete, Query: Warehouse._query, Call: Warehouse._call,
+    Update: lambda wh, s: StatementResult(s.text, update_message(wh.run_query,
+                                                                 wh._open_any(s.name), s)),
     IcebergAlter: lambda wh, stmt: StatementResult(stmt.text,
                                                    iceberg_alter(wh._open_any(stmt.name), stmt)),
     IcebergRefStatement: lambda wh, s: StatementResult(

@@ -31,6 +31,7 @@ from schemalab.sql import (
     IcebergWriteOrder,
     Insert,
     TableName,
+    Update,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -183,17 +184,93 @@ def refuse_selector(warehouse: str, name: str | TableName, what: str) -> None:
 def delete_message(run_query: Callable[[str, Sequence[TableName]], DataFrame],
                    t: WritableIcebergTable, stmt: DeleteFrom) -> str:
     """DELETE FROM an Iceberg table (:mod:`schemalab.iceberg.write.delete`); the condition
-    runs through the warehouse's ``run_query``, so its subqueries may read our tables."""
+    runs through the warehouse's ``run_query``, so its subqueries may read our tables. Its
+    columns may be qualified as Spark resolves them (``t.c``, ``db.t.c``); a condition
+    Spark folds to FALSE or NULL deletes nothing and commits nothing
+    (``SparkTable.deleteWhere``), one it folds to TRUE deletes every row."""
     from schemalab.iceberg.write.delete import delete_rows
+    from schemalab.sql.qualified import unqualify
     from schemalab.sql.queries import view_name
+
+    where = stmt.where
+    if where is not None and not stmt.where_tables:
+        folded = _constant(t, where)
+        if folded is not None and not folded:
+            return f"Deleted 0 rows from {t.name} (the condition is always false; no commit)."
+        if folded:
+            where = None
+    if where is not None:
+        db, _, table = t.name.partition(".")
+        where = unqualify(where, db, table)
 
     def matching(rows: DataFrame) -> DataFrame:
         view = view_name("__sl_delete", t.name)
         rows.createOrReplaceTempView(view)
         alias = "`" + stmt.name.table.replace("`", "``") + "`"
-        return run_query(f"SELECT * FROM {view} AS {alias} WHERE {stmt.where}",
+        return run_query(f"SELECT * FROM {view} AS {alias} WHERE {where}",
                          stmt.where_tables)
 
-    snap, n = delete_rows(t, None if stmt.where is None else matching)
-    at = "" if snap is None else f" as snapshot {snap.snapshot_id}"
-    return f"Deleted {n} rows from {t.name}{at}."
+    snap, n = delete_rows(t, None if where is None else matching,
+                          row_level=bool(stmt.where_tables))
+    return f"Deleted {n} rows from {t.name} as snapshot {snap.snapshot_id}."
+
+
+def _constant(t: WritableIcebergTable, where: str) -> bool | None:
+    """The condition's value when Spark folds it to a constant (it names no column): True,
+    False (FALSE or NULL); None when it depends on the rows."""
+    try:
+        df = t.spark.sql(f"SELECT CAST(({where}) AS BOOLEAN) AS c")
+    except Exception:  # noqa: BLE001 - it names a column (or is wrong: the DELETE says so)
+        return None
+    try:  # rand() > 2 is no constant Spark folds (a classic session's plan says so)
+        if not df._jdf.queryExecution().analyzed().deterministic():
+            return None
+    except AttributeError:  # Spark Connect: no JVM plan at hand
+        pass
+    return bool(df.collect()[0][0])
+
+
+def update_message(run_query: Callable[[str, Sequence[TableName]], DataFrame],
+                   t: Table | WritableIcebergTable, stmt: Update) -> str:
+    """UPDATE of an Iceberg table (:mod:`schemalab.iceberg.write.update`): the condition and
+    the new values run through the warehouse's ``run_query`` (their subqueries may read our
+    tables), with columns qualified as in DELETE."""
+    from schemalab.iceberg.write.update import update_rows
+    from schemalab.sql.qualified import unqualify
+    from schemalab.sql.queries import view_name
+
+    if not isinstance(t, WritableIcebergTable):
+        raise SqlError(f"UPDATE {t.name}: schemalab updates Iceberg tables; {t.name} is a "
+                       "Paimon table (DELETE FROM the rows and INSERT their new values)",
+                       table=t.name, rule="unsupported-statement")
+    db, _, table = t.name.partition(".")
+    known = {f.name.lower() for f in t.schema.fields}
+    for column, _ in stmt.assignments:
+        if column.lower() not in known:
+            raise SqlError(f"UPDATE {t.name}: no column {column} to SET (columns: "
+                           f"{', '.join(f.name for f in t.schema.fields)})", table=t.name,
+                           column=column, rule="column-must-exist")
+    sets = {c.lower(): unqualify(e, db, table) for c, e in stmt.assignments}
+    if len(sets) < len(stmt.assignments):  # Spark's "Multiple assignments for 'c'"
+        twice = next(c for i, (c, _) in enumerate(stmt.assignments)
+                     if c.lower() in {x.lower() for x, _ in stmt.assignments[:i]})
+        raise SqlError(f"UPDATE {t.name}: multiple assignments for '{twice}'", table=t.name,
+                       column=twice, rule="unsupported-sql")
+    where = None if stmt.where is None else unqualify(stmt.where, db, table)
+    alias = "`" + stmt.name.table.replace("`", "``") + "`"
+
+    def matching(rows: DataFrame) -> DataFrame:
+        view = view_name("__sl_update", t.name)
+        rows.createOrReplaceTempView(view)
+        return run_query(f"SELECT * FROM {view} AS {alias}"
+                         + ("" if where is None else f" WHERE {where}"), stmt.tables)
+
+    def assign(matched: DataFrame) -> DataFrame:
+        view = view_name("__sl_updated", t.name)
+        matched.createOrReplaceTempView(view)
+        cols = [f"({sets[f.name.lower()]}) AS `{f.name}`" if f.name.lower() in sets
+                else f"{alias}.`{f.name}`" for f in t.schema.fields]
+        return run_query(f"SELECT {', '.join(cols)} FROM {view} AS {alias}", stmt.tables)
+
+    snap, n = update_rows(t, matching, assign)
+    return f"Updated {n} rows of {t.name} as snapshot {snap.snapshot_id}."

@@ -303,7 +303,14 @@ class Reader:
         results = []
         for ops in req.get("statements", []):
             try:
-                if isinstance(ops, dict):  # {"spec": [...]}: one UpdatePartitionSpec
+                if isinstance(ops, dict) and "order" in ops:  # one ReplaceSortOrder
+                    update = table.replaceSortOrder()
+                    for column, direction in ops["order"]:  # Spark's defaults: ASC
+                        nulls = "NULLS_FIRST" if direction == "asc" else "NULLS_LAST"
+                        update = getattr(update, direction)(
+                            self.I.expressions.Expressions.ref(column),
+                            getattr(self.I.NullOrder, nulls))
+                elif isinstance(ops, dict):  # {"spec": [...]}: one UpdatePartitionSpec
                     update = table.updateSpec()
                     for op in ops["spec"]:
                         update = self._spec_op(update, op)

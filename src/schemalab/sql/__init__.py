@@ -31,11 +31,12 @@ from schemalab.sql.statements import (
     ShowTables,
     Statement,
     TableName,
+    Update,
 )
 
 __all__ = [
     "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "IcebergAlter",
     "IcebergRefStatement", "IcebergWriteOrder", "Insert",
-    "Query", "RenameTable", "ShowTables", "Statement", "TableName", "parse_statement",
+    "Query", "RenameTable", "ShowTables", "Statement", "TableName", "Update", "parse_statement",
     "parse_statements", "rewrite_tables", "split_statements",
 ]

@@ -35,11 +35,11 @@ from schemalab.sql.reader import SUPPORTED, Parsed, internal_error, read, snippe
 from schemalab.sql.split import split_statements
 from schemalab.sql.statements import DeleteFrom, Insert, Query, Statement
 from schemalab.sql.syntax import describe, is_word
+from schemalab.sql.update import parse_update
 
 __all__ = ["parse_statement", "parse_statements"]
 
 _ADVICE = {
-    "UPDATE": "To change rows, DELETE FROM them and INSERT the new values.",
     "MERGE": "To change rows, DELETE FROM them and INSERT the new values.",
     "TRUNCATE": "To remove all rows, write DELETE FROM t.",
     "REPLACE": "Write DROP TABLE t, then CREATE TABLE t.",
@@ -221,5 +221,6 @@ _BUILDERS: dict[str, tuple[Callable[[Parsed], Statement], type[exp.Expr], str]] 
     "DESCRIBE": (describe_table, exp.Describe, "DESCRIBE"),
     "INSERT": (_insert, exp.Insert, "INSERT"),
     "DELETE": (_delete, exp.Delete, "DELETE"),
+    "UPDATE": (parse_update, exp.Update, "UPDATE"),
     "CALL": (call, Call, "CALL"),
 }

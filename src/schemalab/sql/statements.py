@@ -20,7 +20,7 @@ from schemalab.types.model import quote_identifier
 
 __all__ = [
     "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "Insert",
-    "Query", "RenameTable", "ShowTables", "Statement", "TableName",
+    "Query", "RenameTable", "ShowTables", "Statement", "TableName", "Update",
 ]
 
 
@@ -134,6 +134,19 @@ class DeleteFrom:
 
 
 @dataclass(frozen=True)
+class Update:
+    """``UPDATE t SET c = expr, .. [WHERE cond]``: ``assignments`` are (column, Spark SQL
+    expression as written); ``where`` as in :class:`DeleteFrom`; ``tables`` are the tables
+    subqueries in the expressions or the condition read."""
+
+    name: TableName
+    assignments: tuple[tuple[str, str], ...]
+    where: str | None
+    text: str
+    tables: tuple[TableName, ...] = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
 class Query:
     """A query Spark can run (SELECT, WITH, VALUES, set operations). ``tables`` are the real
     tables it reads, in order of appearance, without CTE names."""
@@ -212,5 +225,5 @@ class IcebergWriteOrder:
 
 
 Statement = (CreateTable | AlterTable | RenameTable | DropTable | ShowTables | DescribeTable
-             | Insert | DeleteFrom | Query | Call | IcebergAlter | IcebergRefStatement
-             | IcebergWriteOrder)
+             | Insert | DeleteFrom | Update | Query | Call | IcebergAlter
+             | IcebergRefStatement | IcebergWriteOrder)

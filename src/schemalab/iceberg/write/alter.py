@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from schemalab.errors import SchemaChangeError
-from schemalab.iceberg.metadata import IcebergSchema
+from schemalab.iceberg.metadata import IcebergSchema, TableMetadata
 from schemalab.iceberg.types import (
     IcebergPrimitiveType,
     iceberg_type_text,
@@ -101,14 +101,13 @@ def promotion_allowed(old: Any, new: Any, version: int) -> bool:
 class SchemaUpdate:
     """Pending changes to one schema, on its JSON form."""
 
-    def __init__(self, schema: IcebergSchema, last_column_id: int, version: int, table: str,
-                 partition_sources: dict[int, str]) -> None:
+    def __init__(self, schema: IcebergSchema, last_column_id: int, version: int,
+                 table: str) -> None:
         self.schema, self.version, self.table = schema, version, table
         self.fields: list[dict[str, Any]] = copy.deepcopy(schema_json(schema)["fields"])
         self.ids = FieldIds(last_column_id)
         self.identifiers = [n for i in schema.identifier_field_ids
                             if (n := schema.full_name(i)) is not None]
-        self.partition_sources = partition_sources
 
     def fail(self, message: str, column: str | None = None,
              rule: str = "iceberg-schema-update") -> SchemaChangeError:
@@ -210,14 +209,6 @@ class SchemaUpdate:
                 raise self.fail(f"Cannot delete identifier field {ident}. To force deletion, "
                                 "also call setIdentifierFields to update identifier fields.",
                                 full)
-        fid = int(fields[idx]["id"])
-        dropped = {fid, *(i for i in self.schema.index
-                          if (n := self.schema.full_name(i)) and n.startswith(full + "."))}
-        used = [p for i, p in self.partition_sources.items() if i in dropped]
-        if used:
-            raise self.fail(f"Cannot drop column {full}: it is the source of partition field "
-                            f"{used[0]} of the current partition spec (drop the partition "
-                            "field first)", full)
         del fields[idx]
 
     def _rename(self, c: RenameColumn) -> None:
@@ -328,9 +319,7 @@ def apply_alter(d: dict[str, Any], changes: Sequence[SchemaChange], table: str) 
 
     m = parse_table_metadata(d, table)
     schema = m.schema()
-    spec = m.spec(m.default_spec_id)
-    sources = {f.source_ids[0]: f.name for f in (spec.fields if spec else ())}
-    update = SchemaUpdate(schema, m.last_column_id, m.format_version, table, sources)
+    update = SchemaUpdate(schema, m.last_column_id, m.format_version, table)
     touched = False
     props = d.setdefault("properties", {})
     for c in changes:
@@ -352,8 +341,37 @@ def apply_alter(d: dict[str, Any], changes: Sequence[SchemaChange], table: str) 
     new = update.result(new_id)
     if new.fields == schema.fields and new.identifier_field_ids == schema.identifier_field_ids:
         return schema.schema_id
+    check_sources(m, schema, new, table)
     set_current_schema(d, new, update.ids.last)
     return int(d["current-schema-id"])
+
+
+def check_sources(m: TableMetadata, old: IcebergSchema, new: IcebergSchema,
+                  table: str) -> None:
+    """What ``TableMetadata.Builder.build`` checks of a new current schema: every field of
+    the default partition spec (but v1's ``void`` ones) and of the default sort order still
+    has its source column (``PartitionSpec.checkCompatibility``,
+    ``SortOrder.checkCompatibility``); Java's message, then the table and the column."""
+    spec = m.spec(m.default_spec_id)
+    order = next((o for o in m.sort_orders if o.order_id == m.default_sort_order_id), None)
+    missing: list[tuple[str, int]] = [
+        (f"partition field: {pf.field_id}: {pf.name}: {pf.transform}({pf.source_ids[0]})",
+         pf.source_ids[0]) for pf in (spec.fields if spec else ())
+        if pf.transform != "void" and new.find(pf.source_ids[0]) is None]
+    missing += [(f"sort field: {sf.transform}({sf.source_ids[0]}) {sf.direction.upper()} "
+                 f"{sf.null_order.upper().replace('-', ' ')}", sf.source_ids[0])
+                for sf in (order.fields if order else ())
+                if new.find(sf.source_ids[0]) is None]
+    if missing:
+        what, fid = missing[0]
+        column = old.full_name(fid) or str(fid)
+        where, advice = ("partition spec", "ALTER TABLE .. DROP PARTITION FIELD") \
+            if what.startswith("partition") else \
+            ("sort order", "ALTER TABLE .. WRITE UNORDERED, or ORDERED BY other columns,")
+        raise SchemaChangeError(
+            f"Cannot find source column for {what} (table {table}: column {column} is in its "
+            f"current {where}; {advice} first)", table=table, column=column,
+            rule="iceberg-source-column-in-use")
 
 
 def _set_property(d: dict[str, Any], props: dict[str, Any], key: str, value: str,

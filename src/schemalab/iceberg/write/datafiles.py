@@ -29,6 +29,7 @@ from schemalab.engine.spark_write import (
     write_error,
 )
 from schemalab.iceberg.metadata import IcebergSchema
+from schemalab.iceberg.write.distribution import distribute
 from schemalab.iceberg.write.footer import FileMetrics, icebergize
 from schemalab.iceberg.write.murmur import add_columns
 from schemalab.schema.table_schema import TableSchema
@@ -110,12 +111,14 @@ class WrittenDataFile:
 def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, location: str,
                      schema: IcebergSchema, write_schema: TableSchema,
                      partitions: Sequence[PartitionColumn], *, table: str,
-                     path_text: Any, order: Sequence[Column] = ()) -> list[WrittenDataFile]:
+                     path_text: Any, order: Sequence[Column] = (),
+                     distribution: str = "none") -> list[WrittenDataFile]:
     """Write ``df`` as data files of the table at ``table_path`` (``location``: its URI in
     the metadata). ``path_text(pc, value)`` renders a partition value for the file's
     directory; ``order`` (the table's sort order) sorts the rows within each file, after
-    the partition values. Returns the files in their final places; no snapshot lists them
-    yet."""
+    the partition values; ``distribution`` spreads the rows over the write tasks first
+    (:mod:`schemalab.iceberg.write.distribution`). Returns the files in their final
+    places; no snapshot lists them yet."""
     staging = os.path.join(table_path, "data", f"{STAGING_PREFIX}{uuid.uuid4().hex}")
     names = [f"{_PART_COL}{i}" for i in range(len(partitions))]
     steps = [step for pc in partitions for step in pc.steps]
@@ -123,6 +126,7 @@ def write_data_files(spark: SparkSession, df: DataFrame, table_path: str, locati
     out = add_columns(df, [*steps, *columns])
     if steps:
         out = out.drop(*(name for name, _ in steps))
+    out = distribute(out, distribution, names, order)
     if order:  # before the stores' casts: the order is the table's values'
         out = out.sortWithinPartitions(*names, *order)
     out, storage = as_java_stores(out, write_schema)

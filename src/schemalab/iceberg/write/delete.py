@@ -126,8 +126,10 @@ def scanned_rows(t: WritableIcebergTable) -> tuple[DataFrame | None,
 
 def matched_positions(t: WritableIcebergTable, rows: DataFrame, uri_of: dict[tuple[int, str],
                                                                            str],
-                      select: Select) -> dict[str, npt.NDArray[np.int64]]:
-    """Data file URI → the sorted positions of its rows ``select`` keeps."""
+                      select: Select, what: str = "DELETE FROM"
+                      ) -> dict[str, npt.NDArray[np.int64]]:
+    """Data file URI → the sorted positions of its rows ``select`` keeps (``what``: the
+    statement, for its errors)."""
     import numpy as np
 
     try:
@@ -135,7 +137,7 @@ def matched_positions(t: WritableIcebergTable, rows: DataFrame, uri_of: dict[tup
     except SqlError:
         raise
     except Exception as e:
-        raise _column_error(t, e) or e from None
+        raise _column_error(t, e, what) or e from None
     scans = picked.column(_SCAN).to_numpy()
     names = picked.column(ROW_FILE_COL).to_pylist()
     pos = picked.column(ROW_INDEX_COL).to_numpy().astype(np.int64)
@@ -199,19 +201,29 @@ def emptied_in_partitions(t: WritableIcebergTable, snap: IcebergSnapshot, rows: 
     return out
 
 
-def _column_error(t: WritableIcebergTable, e: Exception) -> SqlError | None:
-    m = re.search(r"UNRESOLVED_COLUMN[^\]]*\] A column[^`]*`([^`]+)`", str(e))
+def _column_error(t: WritableIcebergTable, e: Exception, what: str) -> SqlError | None:
+    m = re.search(r"UNRESOLVED_COLUMN[^\]]*\] A column[^`]*((?:`[^`]*`\.)*`[^`]*`)", str(e))
     if m is None:
         return None
+    parts = re.findall(r"`([^`]*)`", m.group(1))
+    columns = [f.name for f in t.schema.fields]
+    if len(parts) > 1:  # a qualifier naming no table of the statement, or no struct field
+        db, _, table = t.name.partition(".")
+        c = parts[-1] if parts[-1] in columns else columns[0]
+        return SqlError(f"{what} {t.name}: cannot resolve {m.group(1)} (Spark's "
+                        f"UNRESOLVED_COLUMN): a column of the table is named as {c}, "
+                        f"{table}.{c} or {db}.{table}.{c}, a struct field as {c}.<field> "
+                        f"(columns: {', '.join(columns)})", table=t.name,
+                        column=".".join(parts), rule="column-must-exist")
     from schemalab.history.names import unresolved_column
 
     known = unresolved_column(e, [t])
     if known is not None:
         return known
-    column = m.group(1)
-    return SqlError(f"DELETE FROM {t.name}: no column `{column}` (columns: "
-                    f"{', '.join(f.name for f in t.schema.fields)})", table=t.name,
-                    column=column, rule="column-must-exist")
+    column = parts[0]
+    return SqlError(f"{what} {t.name}: no column `{column}` (columns: "
+                    f"{', '.join(columns)})", table=t.name, column=column,
+                    rule="column-must-exist")
 
 
 def _touched(t: WritableIcebergTable, snap: IcebergSnapshot,
@@ -291,11 +303,12 @@ def _whole(x: _Touched, partition_only: set[int] | None) -> bool:
 
 
 def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[_Touched],
-            written: list[str], partition_only: set[int] | None) -> Change:
+            written: list[str], partition_only: set[int] | None, row_level: bool) -> Change:
     _, deletes = t.live_files(snap.snapshot_id)
     seen = {file_key(d.entry) for d in deletes}
     validate = _validator(touched, seen)
-    if all(_whole(x, partition_only) for x in touched):
+    if not (row_level and t.format_version >= 2) and \
+            all(_whole(x, partition_only) for x in touched):
         parts = None if partition_only is None else \
             {partition_key(x.file.entry) for x in touched
              if x.file.entry.spec_id in partition_only}
@@ -317,10 +330,25 @@ def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[_T
                   validate=validate)
 
 
-def delete_rows(t: WritableIcebergTable, select: Select | None
-                ) -> tuple[IcebergSnapshot | None, int]:
+def _nothing(t: WritableIcebergTable, row_level: bool) -> IcebergSnapshot:
+    """A DELETE whose condition matched no row still commits, as Iceberg's Spark does: the
+    metadata delete (``SparkTable.deleteWhere``: a ``DeleteFiles`` removing nothing,
+    operation ``delete``), or, for a condition Spark cannot push down (a subquery), the
+    merge-on-read ``RowDelta`` of ``SparkPositionDeltaWrite`` with no delete file
+    (operation ``overwrite``)."""
+    op = "overwrite" if row_level and t.format_version >= 2 else "delete"
+    sid = commit_to(t, Change(op))
+    t.refresh()
+    return t.snapshot(sid)
+
+
+def delete_rows(t: WritableIcebergTable, select: Select | None, *, row_level: bool = False
+                ) -> tuple[IcebergSnapshot, int]:
     """DELETE FROM: the rows ``select`` keeps of today's read (None: every row) are deleted
-    in one commit; (the new snapshot, None when no row matched; how many rows)."""
+    in one commit; (the new snapshot, how many rows). ``row_level``: Spark cannot push the
+    condition down (it has a subquery), so it takes the merge-on-read path even where
+    whole files match. A DELETE that matches nothing commits an empty snapshot
+    (:func:`_nothing`)."""
     import numpy as np
 
     t.check_main_write("DELETE")
@@ -329,7 +357,7 @@ def delete_rows(t: WritableIcebergTable, select: Select | None
         t.refresh()
         snap = t.current_snapshot
         if snap is None:
-            return None, 0
+            return _nothing(t, row_level), 0
         partition_only: set[int] | None = None
         if select is None:
             matched = {d.uri: np.arange(d.entry.record_count, dtype=np.int64)
@@ -346,11 +374,11 @@ def delete_rows(t: WritableIcebergTable, select: Select | None
         # files this DELETE empties, and files already empty its row filter drops
         touched = [x for x in _touched(t, snap, matched) if len(x.new) or x.emptied]
         if not touched:
-            return None, 0
+            return _nothing(t, row_level), 0
         count = sum(len(x.new) for x in touched)
         written: list[str] = []
         try:
-            change = _change(t, snap, touched, written, partition_only)
+            change = _change(t, snap, touched, written, partition_only, row_level)
             sid = commit_to(t, change)
         except _Stale:
             _remove(written)

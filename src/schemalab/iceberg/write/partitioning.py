@@ -94,6 +94,8 @@ def partition_column(pf: PartitionField, schema: IcebergSchema, source_col: Colu
     """The Spark column that computes partition field ``pf`` from its source column."""
     from pyspark.sql import functions as F
 
+    if pf.transform == "void":  # NULL whatever the source (which v1 lets one drop)
+        return PartitionColumn(pf.field_id, pf.name, F.lit(None).cast("int"), "int")
     source = schema.find(pf.source_ids[0])
     name = schema.full_name(pf.source_ids[0]) or str(pf.source_ids[0])
     if source is None:
@@ -118,8 +120,6 @@ def partition_column(pf: PartitionField, schema: IcebergSchema, source_col: Colu
             return PartitionColumn(pf.field_id, pf.name, F.hex(c), "binary")
         return PartitionColumn(pf.field_id, pf.name, c, k if k in ("int", "long", "boolean")
                                else "string")
-    if tr == "void":
-        return PartitionColumn(pf.field_id, pf.name, F.lit(None).cast("int"), "int")
     m = _BUCKET.match(tr)
     if m and k in _BYTES:  # self-contained, and as compiled steps for the write
         n, steps = int(m.group(1)), Steps(f"__sl_m{pf.field_id}_")

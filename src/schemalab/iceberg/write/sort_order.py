@@ -39,12 +39,11 @@ from schemalab.iceberg.types import (
     IcebergStructType,
     iceberg_type_text,
 )
+from schemalab.iceberg.write.distribution import DISTRIBUTION_MODE
 from schemalab.iceberg.write.partitioning import check_transform, partition_column
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column
-
-DISTRIBUTION_MODE = "write.distribution-mode"
 
 
 def _fail(message: str, table: str, column: str | None = None,

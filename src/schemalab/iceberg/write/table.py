@@ -27,6 +27,7 @@ from schemalab.iceberg.write.datafiles import (
     local_path,
     write_data_files,
 )
+from schemalab.iceberg.write.distribution import session_mode, write_mode
 from schemalab.iceberg.write.evolve_spec import apply_iceberg_alter
 from schemalab.iceberg.write.partitioning import (
     check_transform,
@@ -190,6 +191,9 @@ class WritableIcebergTable(IcebergTable):
         out = []
         for pf in spec.fields:
             src = self.schema.find(pf.source_ids[0])
+            if src is None and pf.transform == "void":  # v1: its source may be dropped since
+                src = next((f for s in sorted(m.schemas, key=lambda s: -s.schema_id)
+                            if (f := s.find(pf.source_ids[0])) is not None), None)
             if src is None:
                 raise SchemaLabError(f"Table {self.name}: partition field {pf.name}'s source "
                                      "column was dropped", table=self.name,
@@ -266,15 +270,19 @@ class WritableIcebergTable(IcebergTable):
 
         def text(pc: PartitionColumn, value: Any) -> str:
             transform, src = kinds[pc.field_id]
-            assert src is not None
+            if src is None:  # a void field whose source was dropped: always null
+                return "null"
             return path_text(pc, value, transform, src.type)
 
         order = next((o for o in self.metadata.sort_orders
                       if o.order_id == self.metadata.default_sort_order_id), None)
+        mode = write_mode(self.metadata.properties, session_mode(self.spark),
+                          partitioned=any(pf.transform != "void" for pf in spec.fields),
+                          ordered=bool(order and order.fields), table=self._root.name)
         files = write_data_files(self.spark, df, self.path, self.location, schema,
                                  write_schema, pcs, table=self.name, path_text=text,
                                  order=output_sort(schema, order.fields if order else (),
-                                                   _column, self.name))
+                                                   _column, self.name), distribution=mode)
         return files, spec, fields, (order.order_id if order else 0)
 
     def alter(self, *changes: SchemaChange) -> IcebergSchema:

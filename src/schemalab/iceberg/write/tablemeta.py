@@ -73,8 +73,22 @@ def new_table_metadata(location: str, schema: IcebergSchema, last_column_id: int
     return d
 
 
+def engine_summary() -> dict[str, str]:
+    """Who committed a snapshot, in the summary keys Iceberg gives an engine
+    (``EnvironmentContext.ENGINE_NAME`` / ``ENGINE_VERSION``; Spark's ``SparkCatalog`` puts
+    ``spark`` and its version there). Java's library adds ``iceberg-version``
+    (``"Apache Iceberg 1.12.0 (commit ..)"``, ``IcebergBuild.fullVersion``) to every
+    snapshot it produces: that names a build of Java's library, which schemalab is not, so
+    schemalab writes its own name here instead (docs/compatibility.md)."""
+    from schemalab import __version__
+
+    return {"engine-name": "schemalab", "engine-version": __version__}
+
+
 def add_snapshot(d: dict[str, Any], snapshot: dict[str, Any], branch: str = "main") -> None:
-    """Add ``snapshot`` and make it ``branch``'s head (main: the current snapshot too)."""
+    """Add ``snapshot`` and make it ``branch``'s head (main: the current snapshot too); its
+    summary ends with :func:`engine_summary`, as Java's ends with its environment's keys."""
+    snapshot.setdefault("summary", {}).update(engine_summary())
     d.setdefault("snapshots", []).append(snapshot)
     sid = snapshot["snapshot-id"]
     if "sequence-number" in snapshot:
