@@ -25,12 +25,11 @@ from schemalab.errors import (
     UnsupportedVersionError,
 )
 from schemalab.spark import local_spark
+from schemalab.version import __version__ as __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.table import Table
     from schemalab.warehouse import Warehouse
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CommitConflictError", "CorruptFileError", "InvalidIdentifierError", "SchemaChangeError",

@@ -39,8 +39,9 @@ from schemalab.paimon.manifest_codec import (
 from schemalab.paimon.schema_manager import SchemaManager
 from schemalab.paimon.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from schemalab.schema.table_schema import TableSchema
+from schemalab.version import __version__
 
-WRITER_VERSION = "schemalab-0.1.0"
+WRITER_VERSION = f"schemalab-{__version__}"
 MAX_ATTEMPTS = 200
 #: the rule of an error after which a commit may have landed (a catalog that failed while
 #: committing): its data files and manifests must stay, as Java's commit keeps them

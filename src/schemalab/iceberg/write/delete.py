@@ -73,12 +73,12 @@ _SCAN = "__sl_scan"
 Select = Callable[["DataFrame"], "DataFrame"]
 
 
-class _Stale(CommitConflictError):
+class StaleDelete(CommitConflictError):
     """A concurrent commit changed a file this DELETE touches: find the rows again."""
 
 
 @dataclass(frozen=True)
-class _Touched:
+class Touched:
     """One data file the DELETE touches."""
 
     file: IcebergDataFile
@@ -137,7 +137,7 @@ def matched_positions(t: WritableIcebergTable, rows: DataFrame, uri_of: dict[tup
     except SqlError:
         raise
     except Exception as e:
-        raise _column_error(t, e, what) or e from None
+        raise column_error(t, e, what) or e from None
     scans = picked.column(_SCAN).to_numpy()
     names = picked.column(ROW_FILE_COL).to_pylist()
     pos = picked.column(ROW_INDEX_COL).to_numpy().astype(np.int64)
@@ -201,7 +201,7 @@ def emptied_in_partitions(t: WritableIcebergTable, snap: IcebergSnapshot, rows: 
     return out
 
 
-def _column_error(t: WritableIcebergTable, e: Exception, what: str) -> SqlError | None:
+def column_error(t: WritableIcebergTable, e: Exception, what: str) -> SqlError | None:
     m = re.search(r"UNRESOLVED_COLUMN[^\]]*\] A column[^`]*((?:`[^`]*`\.)*`[^`]*`)", str(e))
     if m is None:
         return None
@@ -226,8 +226,8 @@ def _column_error(t: WritableIcebergTable, e: Exception, what: str) -> SqlError 
                     rule="column-must-exist")
 
 
-def _touched(t: WritableIcebergTable, snap: IcebergSnapshot,
-             matched: dict[str, npt.NDArray[np.int64]]) -> list[_Touched]:
+def touched_files(t: WritableIcebergTable, snap: IcebergSnapshot,
+             matched: dict[str, npt.NDArray[np.int64]]) -> list[Touched]:
     import numpy as np
 
     data, deletes = t.live_files(snap.snapshot_id)
@@ -245,12 +245,12 @@ def _touched(t: WritableIcebergTable, snap: IcebergSnapshot,
         new = np.setdiff1d(new, gone).astype(np.int64)  # (no WHERE: every position)
         merged = functools.reduce(np.union1d, [p for own, p in loaded if own], new)
         emptied = len(np.union1d(gone, new)) >= df.entry.record_count
-        out.append(_Touched(df, new, merged.astype(np.int64), tuple(scoped), emptied,
+        out.append(Touched(df, new, merged.astype(np.int64), tuple(scoped), emptied,
                             len(gone) > 0))
     return out
 
 
-def _validator(touched: Sequence[_Touched], seen: set[tuple[str, int | None]]
+def touched_validator(touched: Sequence[Touched], seen: set[tuple[str, int | None]]
                ) -> Callable[[list[tuple[IcebergManifestFile, IcebergManifestEntry]]], None]:
     """Refuses a commit attempt whose parent lost a touched data file, or has a delete file
     naming one that this DELETE did not see."""
@@ -259,16 +259,16 @@ def _validator(touched: Sequence[_Touched], seen: set[tuple[str, int | None]]
     def check(live: list[tuple[IcebergManifestFile, IcebergManifestEntry]]) -> None:
         present = {e.file_path for _, e in live if e.content == 0}
         if not uris <= present:
-            raise _Stale("a data file this DELETE touches was removed meanwhile",
+            raise StaleDelete("a data file this DELETE touches was removed meanwhile",
                          rule="commit-conflict")
         for _, e in live:
             if e.content != 0 and referenced_file(e) in uris and file_key(e) not in seen:
-                raise _Stale("a delete file for a data file this DELETE touches was added "
+                raise StaleDelete("a delete file for a data file this DELETE touches was added "
                              "meanwhile", rule="commit-conflict")
     return check
 
 
-def _write_deletes(t: WritableIcebergTable, touched: Sequence[_Touched],
+def write_delete_files(t: WritableIcebergTable, touched: Sequence[Touched],
                    written: list[str]) -> list[NewDeleteFile]:
     run = uuid.uuid4()
     codec = t.metadata.properties.get("write.delete.parquet.compression-codec") or \
@@ -290,7 +290,7 @@ def _write_deletes(t: WritableIcebergTable, touched: Sequence[_Touched],
     return out
 
 
-def _whole(x: _Touched, partition_only: set[int] | None) -> bool:
+def _whole(x: Touched, partition_only: set[int] | None) -> bool:
     """Whether Spark would drop the file (``SparkTable.canDeleteWhere``): without WHERE
     always; a condition on identity partition columns when it empties the file; any other
     condition when it matches every row of a file no delete touched before (what strict
@@ -302,11 +302,11 @@ def _whole(x: _Touched, partition_only: set[int] | None) -> bool:
     return x.emptied and not x.had_deletes
 
 
-def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[_Touched],
+def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[Touched],
             written: list[str], partition_only: set[int] | None, row_level: bool) -> Change:
     _, deletes = t.live_files(snap.snapshot_id)
     seen = {file_key(d.entry) for d in deletes}
-    validate = _validator(touched, seen)
+    validate = touched_validator(touched, seen)
     if not (row_level and t.format_version >= 2) and \
             all(_whole(x, partition_only) for x in touched):
         parts = None if partition_only is None else \
@@ -325,12 +325,12 @@ def _change(t: WritableIcebergTable, snap: IcebergSnapshot, touched: Sequence[_T
                        "drop whole files only (upgrade it: ALTER TABLE .. SET TBLPROPERTIES "
                        "('format-version' = '2'))", table=t.name,
                        rule="iceberg-delete-needs-delete-files")
-    return Change("delete", added_deletes=_write_deletes(t, touched, written),
+    return Change("delete", added_deletes=write_delete_files(t, touched, written),
                   removed={file_key(d.entry) for x in touched for d in x.replaced},
                   validate=validate)
 
 
-def _nothing(t: WritableIcebergTable, row_level: bool) -> IcebergSnapshot:
+def commit_no_match(t: WritableIcebergTable, row_level: bool) -> IcebergSnapshot:
     """A DELETE whose condition matched no row still commits, as Iceberg's Spark does: the
     metadata delete (``SparkTable.deleteWhere``: a ``DeleteFiles`` removing nothing,
     operation ``delete``), or, for a condition Spark cannot push down (a subquery), the
@@ -348,7 +348,7 @@ def delete_rows(t: WritableIcebergTable, select: Select | None, *, row_level: bo
     in one commit; (the new snapshot, how many rows). ``row_level``: Spark cannot push the
     condition down (it has a subquery), so it takes the merge-on-read path even where
     whole files match. A DELETE that matches nothing commits an empty snapshot
-    (:func:`_nothing`)."""
+    (:func:`commit_no_match`)."""
     import numpy as np
 
     t.check_main_write("DELETE")
@@ -357,7 +357,7 @@ def delete_rows(t: WritableIcebergTable, select: Select | None, *, row_level: bo
         t.refresh()
         snap = t.current_snapshot
         if snap is None:
-            return _nothing(t, row_level), 0
+            return commit_no_match(t, row_level), 0
         partition_only: set[int] | None = None
         if select is None:
             matched = {d.uri: np.arange(d.entry.record_count, dtype=np.int64)
@@ -372,20 +372,20 @@ def delete_rows(t: WritableIcebergTable, select: Select | None, *, row_level: bo
                                                  set(matched)):
                     matched[uri] = np.zeros(0, np.int64)
         # files this DELETE empties, and files already empty its row filter drops
-        touched = [x for x in _touched(t, snap, matched) if len(x.new) or x.emptied]
+        touched = [x for x in touched_files(t, snap, matched) if len(x.new) or x.emptied]
         if not touched:
-            return _nothing(t, row_level), 0
+            return commit_no_match(t, row_level), 0
         count = sum(len(x.new) for x in touched)
         written: list[str] = []
         try:
             change = _change(t, snap, touched, written, partition_only, row_level)
             sid = commit_to(t, change)
-        except _Stale:
-            _remove(written)
+        except StaleDelete:
+            remove_files(written)
             continue
         except BaseException as e:
             if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
-                _remove(written)
+                remove_files(written)
             raise
         t.refresh()
         return t.snapshot(sid), count
@@ -394,6 +394,6 @@ def delete_rows(t: WritableIcebergTable, select: Select | None, *, row_level: bo
                               table=t.name, rule="commit-conflict")
 
 
-def _remove(paths: Sequence[str]) -> None:
+def remove_files(paths: Sequence[str]) -> None:
     for p in paths:
         fileio.delete(p)

@@ -12,6 +12,7 @@ from typing import Any
 from schemalab.errors import NotFoundError, SchemaLabError
 from schemalab.iceberg.metadata import IcebergSchema, PartitionField
 from schemalab.iceberg.write.schema_json import schema_json
+from schemalab.version import __version__
 
 #: Java's ``PartitionSpec.PARTITION_DATA_ID_START - 1``: last-partition-id of an unpartitioned
 #: table
@@ -80,8 +81,6 @@ def engine_summary() -> dict[str, str]:
     (``"Apache Iceberg 1.12.0 (commit ..)"``, ``IcebergBuild.fullVersion``) to every
     snapshot it produces: that names a build of Java's library, which schemalab is not, so
     schemalab writes its own name here instead (docs/compatibility.md)."""
-    from schemalab import __version__
-
     return {"engine-name": "schemalab", "engine-version": __version__}
 
 

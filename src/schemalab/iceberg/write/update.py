@@ -26,15 +26,15 @@ from schemalab.iceberg.write.datafiles import local_path
 from schemalab.iceberg.write.delete import (
     ATTEMPTS,
     Select,
-    _column_error,
-    _nothing,
-    _remove,
-    _Stale,
-    _touched,
-    _validator,
-    _write_deletes,
+    StaleDelete,
+    column_error,
+    commit_no_match,
     matched_positions,
+    remove_files,
     scanned_rows,
+    touched_files,
+    touched_validator,
+    write_delete_files,
 )
 from schemalab.iceberg.write.produce import Change, commit_to, file_key
 
@@ -72,35 +72,35 @@ def update_rows(t: WritableIcebergTable, select: Select, assign: Assign
         snap = t.current_snapshot
         rows, uri_of = (None, {}) if snap is None else scanned_rows(t)
         if snap is None or rows is None:
-            return _nothing(t, True), 0
+            return commit_no_match(t, True), 0
         matched = matched_positions(t, rows, uri_of, select, "UPDATE")
-        touched = [x for x in _touched(t, snap, matched) if len(x.new)]
+        touched = [x for x in touched_files(t, snap, matched) if len(x.new)]
         if not touched:
-            return _nothing(t, True), 0
+            return commit_no_match(t, True), 0
         count = sum(len(x.new) for x in touched)
         _, deletes = t.live_files(snap.snapshot_id)
-        validate = _validator(touched, {file_key(d.entry) for d in deletes})
+        validate = touched_validator(touched, {file_key(d.entry) for d in deletes})
         try:
             new_rows = assign(select(rows))
         except SqlError:
             raise
         except Exception as e:  # a SET expression naming no column: say which
-            raise _column_error(t, e, "UPDATE") or e from None
+            raise column_error(t, e, "UPDATE") or e from None
         written: list[str] = []
         try:
             files, spec, _, _ = t.write_files(new_rows, by_position=True)
             written += [local_path(t.path, t.location, f.path) for f in files]
             change = Change("overwrite", added_data=files, data_spec_id=spec.spec_id,
-                            added_deletes=_write_deletes(t, touched, written),
+                            added_deletes=write_delete_files(t, touched, written),
                             removed={file_key(d.entry) for x in touched for d in x.replaced},
                             validate=validate)
             sid = commit_to(t, change)
-        except _Stale:
-            _remove(written)
+        except StaleDelete:
+            remove_files(written)
             continue
         except BaseException as e:
             if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
-                _remove(written)
+                remove_files(written)
             raise
         t.refresh()
         return t.snapshot(sid), count
