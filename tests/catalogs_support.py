@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oracles import pypaimon_write
+
 REPO = Path(__file__).resolve().parent.parent
 CLASSPATH = REPO / ".oracles" / "iceberg-rest.classpath"
 LAUNCHER = REPO / "tests" / "oracles" / "java" / "iceberg-rest" / "LocalRestServer.java"
@@ -193,12 +195,7 @@ def make_paimon_tables(props: dict[str, str]) -> None:
 
     def commit(data: pa.Table) -> None:
         t = cat.get_table("db.events")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        pypaimon_write.append(t, data)
 
     commit(pa.table({"id": [1, 2], "name": ["a", "b"]}, schema=arrow))
     commit(pa.table({"id": [3], "name": ["c"]}, schema=arrow))

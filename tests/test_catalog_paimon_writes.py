@@ -21,6 +21,7 @@ from catalogs_support import (
     paimon_rest_props,
     start_paimon_rest_server,
 )
+from oracles import pypaimon_write
 
 import schemalab as sl
 from schemalab import paimon_rest
@@ -153,12 +154,7 @@ def _changes(sql: str) -> tuple[Any, ...]:
 
 def _pypaimon_append(props: dict[str, str], ident: str, data: Any) -> None:
     t = _pypaimon(props).get_table(ident)
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    pypaimon_write.append(t, data)
 
 
 def test_a_lost_race_is_re_read_and_retried(props: dict[str, str], spark: Any,

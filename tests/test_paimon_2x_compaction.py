@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from oracles import pypaimon_write
 from test_paimon_2x_features import (
     _all_rows,
     _catalog,
@@ -105,10 +106,7 @@ def build_partitioned_data_evolution(root: Path) -> str:
                  {"a": [3, 4], "c": ["c3", "c4"], "p": [2, 2]},
                  {"a": [5, 6], "c": ["c5", "c6"], "p": [1, 1]}):
         t = cat.get_table("default.pd")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(pa.table(rows, schema=schema))
-        c.commit(w.prepare_commit())
+        pypaimon_write.append(t, pa.table(rows, schema=schema))
     _update(root, "pd", ["c"], {"_ROW_ID": pa.array([0, 5], pa.int64()), "c": ["u0", "u5"]})
     return str(root / "default.db" / "pd")
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from oracles import pypaimon_write
 
 import schemalab as sl
 from schemalab.errors import UnsupportedFeatureError
@@ -42,12 +43,7 @@ def _pypaimon_table(root: Path, name: str, options: dict[str, str],
     cat.create_table(f"default.{name}", Schema.from_pyarrow_schema(SCHEMA, options=options),
                      False)
     t = cat.get_table(f"default.{name}")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table(rows, schema=SCHEMA))
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    pypaimon_write.append(t, pa.table(rows, schema=SCHEMA))
     return str(root / "default.db" / name)
 
 
@@ -87,12 +83,7 @@ def data_evolution(tmp_path: Path) -> tuple[Path, str]:
 def _update(root: Path, name: str, columns: list[str], rows: dict[str, Any]) -> None:
     """pypaimon's data-evolution UPDATE by ``_ROW_ID`` of ``columns``."""
     t = _catalog(root).get_table(f"default.{name}")
-    wb = t.new_batch_write_builder()
-    msgs = wb.new_update().with_update_type(columns).update_by_arrow_with_row_id(
-        pa.table(rows))
-    c = wb.new_commit()
-    c.commit(msgs)
-    c.close()
+    pypaimon_write.update_columns(t, columns, pa.table(rows))
 
 
 def _all_rows(root: Path, name: str, snapshot: int, columns: list[str]) -> list[tuple[Any, ...]]:
@@ -119,10 +110,8 @@ def build_evolved_data_evolution(tmp_path: Path) -> tuple[Path, str]:
     path = _pypaimon_table(root, "ev", {ROW_TRACKING: "true", DATA_EVOLUTION: "true"})
     cat = _catalog(root)
     t = cat.get_table("default.ev")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table({"a": [5, 6], "b": ["A5", "A6"], "c": ["B5", "B6"]}, schema=SCHEMA))
-    c.commit(w.prepare_commit())
+    pypaimon_write.append(t, pa.table({"a": [5, 6], "b": ["A5", "A6"], "c": ["B5", "B6"]},
+                                      schema=SCHEMA))
     _update(root, "ev", ["c"], {"_ROW_ID": pa.array([0, 2], pa.int64()), "c": ["c0", "c2"]})
     _update(root, "ev", ["b", "c"], {"_ROW_ID": pa.array([1], pa.int64()), "b": ["b1"],
                                      "c": ["c1"]})
@@ -213,10 +202,7 @@ def test_row_tracking_inserts_get_row_ids_and_compaction_keeps_them(
     from pypaimon import CatalogFactory
 
     t = CatalogFactory.create({"warehouse": str(root)}).get_table("default.rt")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table({"a": [7], "b": ["A7"], "c": ["B7"]}, schema=SCHEMA))
-    c.commit(w.prepare_commit())
+    pypaimon_write.append(t, pa.table({"a": [7], "b": ["A7"], "c": ["B7"]}, schema=SCHEMA))
     rows = _pypaimon_rows(root, "rt", ["a", "_ROW_ID"])
     assert rows[-1] == {"a": 7, "_ROW_ID": 6}
     before = _listing(path)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from oracles import pypaimon_write
 
 import schemalab as sl
 from schemalab.errors import SchemaLabError
@@ -242,13 +243,7 @@ def _pypaimon_table(root: Path) -> Any:
 
     def write(name: str, ids: list[int], a: list[str]) -> None:
         t = cat.get_table(name)
-        wb = t.new_batch_write_builder()
-        w = wb.new_write()
-        w.write_arrow(pa.table({"id": pa.array(ids, pa.int32()), "a": a}))
-        c = wb.new_commit()
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        pypaimon_write.append(t, pa.table({"id": pa.array(ids, pa.int32()), "a": a}))
 
     write("d.t", [1], ["x"])
     cat.create_tag("d.t", "v1", snapshot_id=1)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from oracles import pypaimon_write
 from schemalab.widgets.lanes_figure import branch_lanes_figure
 from test_history import check_inspect_shape
 
@@ -39,13 +40,7 @@ def _catalog(root: Path) -> Any:
 
 def _write(cat: Any, name: str, cols: dict[str, Any]) -> None:
     t = cat.get_table(name)
-    wb = t.new_batch_write_builder()
-    w = wb.new_write()
-    w.write_arrow(pa.table(cols))
-    c = wb.new_commit()
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    pypaimon_write.append(t, pa.table(cols))
 
 
 def _add(cat: Any, name: str, column: str, type_: str) -> None:

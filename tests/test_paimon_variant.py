@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from oracles import pypaimon_write
 from test_paimon_2x_features import _catalog
 
 import schemalab as sl
@@ -53,12 +54,7 @@ def build_variant_table(root: Path, options: dict[str, str] | None = None) -> st
 
 def _write(cat: Any, data: pa.Table) -> None:
     t = cat.get_table("default.vt")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    pypaimon_write.append(t, data)
 
 
 def _json(v: Any) -> Any:
