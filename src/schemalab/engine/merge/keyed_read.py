@@ -87,7 +87,10 @@ def merge_input(plan: ReadPlan) -> MergeInput:
         raise SchemaLabError(f"Table {plan.table}: a merging read needs the table's merge "
                              "options (an append table's plan has none)", table=plan.table,
                              rule="merge-options")
-    return MergeInput(plan.table, tuple(key_columns(plan)), plan.target.fields, opts)
+    inserts_only = opts.rowkind_field is None and all(
+        f.delete_row_count == 0 for f in plan.files)  # None: not recorded, so maybe
+    return MergeInput(plan.table, tuple(key_columns(plan)), plan.target.fields, opts,
+                      inserts_only)
 
 
 def plans_of(plan: ReadPlan, opts: MergeOptions, *, batch: bool = True) -> list[BucketPlan]:
