@@ -218,7 +218,6 @@ def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
     """Whether bit ``index - lo`` of ``bits`` is set (False outside them), as an expression
     holding the bitmap in a scalar subquery, so the test runs in generated code."""
     import numpy as np
-    import pyarrow as pa
     from pyspark.sql import functions as F
 
     if not bits.any():
@@ -226,14 +225,50 @@ def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
     # bit i of word w is index lo + 64 w + i: the bits packed little-endian (20x faster
     # than setting each bit of each word with np.bitwise_or.at)
     words = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
-    bitmap = spark.createDataFrame(pa.table({_BITMAP: pa.array(
-        [words], type=pa.list_(pa.int64()))})).scalar()
+    bitmap = _bitmap_frame(words, spark).scalar()
     i = index.cast("bigint") - F.lit(lo)
     # the bit: word i >> 6 (element_at counts from 1), bit i % 64 of it; CASE WHEN
     # evaluates element_at only inside the bitmap (ANSI mode fails past its end)
     word = F.element_at(bitmap, F.shiftright(i, 6).cast("int") + 1)
     bit = F.call_function("shiftright", word, (i % 64).cast("int")).bitwiseAND(F.lit(1))
     return F.when(i.between(0, len(bits) - 1), bit == 1).otherwise(F.lit(False))
+
+
+#: bytes of bitmaps whose one-row frames a session keeps (see :func:`_bitmap_frame`)
+CACHED_BITMAP_BYTES = 64 << 20
+_FRAMES_ATTR = "_schemalab_bitmap_frames"
+
+
+def _bitmap_frame(words: npt.NDArray[np.int64], spark: SparkSession) -> DataFrame:
+    """The one-row frame holding ``words``: the same bits read again (a data file and its
+    deletes never change) reuse the frame, sending the bitmap to the JVM once a session
+    (about a tenth of a second of a merge read's planning); least recently used dropped
+    past :data:`CACHED_BITMAP_BYTES`."""
+    import hashlib
+    from collections import OrderedDict
+
+    import pyarrow as pa
+
+    frames: OrderedDict[bytes, tuple[int, DataFrame]] | None = getattr(spark, _FRAMES_ATTR,
+                                                                       None)
+    if frames is None:
+        frames = OrderedDict()
+        try:
+            setattr(spark, _FRAMES_ATTR, frames)
+        except AttributeError:  # pragma: no cover - a session that takes no attribute
+            pass
+    digest = hashlib.blake2b(words.tobytes(), digest_size=20).digest() + \
+        len(words).to_bytes(8, "little")
+    hit = frames.get(digest)
+    if hit is not None:
+        frames.move_to_end(digest)
+        return hit[1]
+    df = spark.createDataFrame(pa.table({_BITMAP: pa.array([words],
+                                                           type=pa.list_(pa.int64()))}))
+    frames[digest] = (words.nbytes, df)
+    while sum(size for size, _ in frames.values()) > CACHED_BITMAP_BYTES and len(frames) > 1:
+        frames.popitem(last=False)
+    return df
 
 
 def drop_equality_deleted(df: DataFrame, files: Sequence[DataFile],

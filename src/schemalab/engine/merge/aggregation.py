@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.keyed import DELETE, INSERT, UPDATE_AFTER
 from schemalab.engine.merge.aggregators import aggregators
 from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
+from schemalab.engine.merge.grouped import grouped_merge
 from schemalab.engine.merge.order import Fielded
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 
@@ -23,8 +24,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def aggregation(rows: DataFrame, m: MergeInput) -> DataFrame:
-    """Each key's versions aggregated into one row."""
-    return fold_merge(rows, m, aggregation_fold(m))
+    """Each key's versions aggregated into one row (by built-in aggregates where they give
+    the same: :mod:`schemalab.engine.merge.grouped`)."""
+    grouped = grouped_merge(rows, m)
+    return fold_merge(rows, m, aggregation_fold(m)) if grouped is None else grouped
 
 
 def aggregation_fold(m: MergeInput) -> Fold:

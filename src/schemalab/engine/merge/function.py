@@ -36,6 +36,8 @@ class MergeInput:
     keys: tuple[str, ...]
     fields: tuple[DataField, ...]
     opts: MergeOptions
+    #: no file read holds a -U/-D row (nor row kinds in a value column): no version retracts
+    inserts_only: bool = False
 
     @property
     def names(self) -> list[str]:

@@ -58,7 +58,7 @@ from schemalab.engine.spark_reader import quote
 from schemalab.errors import SchemaLabError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 #: each merge engine's function: the versions of each key → one row per key
 FUNCTIONS: dict[str, Callable[[DataFrame, MergeInput], DataFrame]] = {
@@ -87,7 +87,10 @@ def merge_input(plan: ReadPlan) -> MergeInput:
         raise SchemaLabError(f"Table {plan.table}: a merging read needs the table's merge "
                              "options (an append table's plan has none)", table=plan.table,
                              rule="merge-options")
-    return MergeInput(plan.table, tuple(key_columns(plan)), plan.target.fields, opts)
+    inserts_only = opts.rowkind_field is None and all(
+        f.delete_row_count == 0 for f in plan.files)  # None: not recorded, so maybe
+    return MergeInput(plan.table, tuple(key_columns(plan)), plan.target.fields, opts,
+                      inserts_only)
 
 
 def plans_of(plan: ReadPlan, opts: MergeOptions, *, batch: bool = True) -> list[BucketPlan]:
@@ -287,19 +290,21 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     key, newer_key = F.col(quote(m.keys[0])), f"{_NEWER}_key"
     in_rest = key_bitmap(m.keys[0], rest_keys)
     probe = key if in_rest is None else F.when(in_rest.test(spark), key)
+    # the newer side's key tells a joined row (the join skips NULL keys): a query that
+    # needs no sequence number broadcasts none
     joined = base.join(F.broadcast(rest.select(
         key.alias(newer_key), *[F.col(quote(n)).alias(alias) for n, alias in newer.items()])),
-        on=probe == F.col(newer_key), how="left").drop(newer_key)
+        on=probe == F.col(newer_key), how="left")
+    present = F.col(newer_key).isNotNull()
     names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
     fold = FOLDS[m.opts.engine](m)
     retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
         f.delete_row_count != 0 for f in (*base_files, *rest_files))
     if not retracts and fold.add is not None:
         # column by column: a query of a few columns reads only those of either side
-        folded = fold_two_inserts(joined, m, fold, newer,
-                                  F.col(quote(newer[SEQ_COL])).isNotNull())
+        folded = fold_two_inserts(joined, m, fold, newer, present)
     else:
-        folded = _fold_pairs(joined, m, fold, newer, retracts)
+        folded = _fold_pairs(joined, m, fold, newer, retracts, present)
     out = [folded.select(*names)]
     if not in_base.holds(rest_keys).all():
         out.append(_inserts(rest.where(~in_base.test(spark)), rest_files, m).select(*names))
@@ -307,15 +312,14 @@ def _pair(plan: ReadPlan, spark: SparkSession,
 
 
 def _fold_pairs(joined: DataFrame, m: MergeInput, fold: Fold, newer: dict[str, str],
-                retracts: bool) -> DataFrame:
-    """The pairs of ``joined`` folded as structs (any record kind); results that retract
-    dropped where a version may retract."""
+                retracts: bool, present: Column) -> DataFrame:
+    """The pairs of ``joined`` (``present``: a row with a newer version) folded as structs
+    (any record kind); results that retract dropped where a version may retract."""
     from pyspark.sql import functions as F
 
     paired = F.struct(*[F.col(quote(newer.get(n, n))).alias(n)
                         for n in (SEQ_COL, KIND_COL, *m.names)])
-    folded = fold_two(joined.withColumn(_NEWER, F.when(
-        F.col(quote(newer[SEQ_COL])).isNotNull(), paired)), m, fold, _NEWER)
+    folded = fold_two(joined.withColumn(_NEWER, F.when(present, paired)), m, fold, _NEWER)
     if retracts:
         # results that retract are dropped by a generator (one row or none each), not a
         # filter: a filter on the result's kind would be pushed below the fold's

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.keyed import DELETE, INSERT
 from schemalab.engine.merge.aggregators import Aggregator, aggregators
 from schemalab.engine.merge.function import Fold, MergeInput, fold_merge, state
+from schemalab.engine.merge.grouped import grouped_merge
 from schemalab.engine.merge.options import SequenceGroup
 from schemalab.engine.merge.order import Fielded, compare
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, retract
@@ -195,5 +196,7 @@ def partial_update_fold(m: MergeInput) -> Fold:
 
 
 def partial_update(rows: DataFrame, m: MergeInput) -> DataFrame:
-    """Each key's versions folded into one row."""
-    return fold_merge(rows, m, partial_update_fold(m))
+    """Each key's versions folded into one row (by built-in aggregates where they give the
+    same: :mod:`schemalab.engine.merge.grouped`)."""
+    grouped = grouped_merge(rows, m)
+    return fold_merge(rows, m, partial_update_fold(m)) if grouped is None else grouped
