@@ -103,18 +103,18 @@ def _vector_checked(col: Column, t: VectorType, name: str, index: int, table: st
     "refuse null elements"). Any other value fails the write, so nothing is committed."""
     from pyspark.sql import functions as F
 
-    def refuse(rule: str, what: str) -> Column:
+    def refuse(tag: str, what: str) -> Column:  # tag: "[schemalab:<rule>:<index>]"
         return F.raise_error(F.concat(
-            F.lit(f"[schemalab:{rule}:{index}] Table {table}: column {name} is {t.sql()}, "
-                  "and a row gives it "), F.coalesce(col.cast("string"), F.lit("?")),
+            F.lit(f"{tag} Table {table}: column {name} is {t.sql()}, and a row gives it "),
+            F.coalesce(col.cast("string"), F.lit("?")),
             F.lit(", a value of "), F.size(col).cast("string"), F.lit(f" elements{what}"))
         ).cast(to_spark(t))
 
     wrong_length = col.isNotNull() & (F.size(col) != F.lit(t.length))
     null_element = col.isNotNull() & F.exists(col, lambda x: x.isNull())
     return F.when(wrong_length, refuse(
-        "vector-length", f"; a {t.sql()} holds exactly {t.length}")).when(
-        null_element, refuse("vector-element-not-null",
+        f"[schemalab:vector-length:{index}]", f"; a {t.sql()} holds exactly {t.length}")).when(
+        null_element, refuse(f"[schemalab:vector-element-not-null:{index}]",
                              ", one of them NULL; a VECTOR's elements are never NULL")
     ).otherwise(col)
 
