@@ -165,7 +165,8 @@ def test_vector_values_of_the_wrong_shape_are_refused(tmp_path: Path, spark: Any
 def test_vector_writes_refused_by_name(tmp_path: Path, spark: Any) -> None:
     """What stays refused: an INSERT into an ORC table (Java 2.0 creates none with a
     VECTOR), a table keeping VECTORs in vector-store files (``vector.file.format``), a
-    VECTOR nested in another type, and a rewrite (COMPACT); nothing is written."""
+    VECTOR nested in another type, a COMPACT and a DELETE (a primary-key table's INSERTs
+    are written and merged); nothing is written."""
     orc = build_vector_table(tmp_path / "orc", "orc")
     with pytest.raises(UnsupportedFeatureError, match="format is ORC") as e:
         sl.Warehouse(tmp_path / "orc", spark=spark).sql(
@@ -177,19 +178,25 @@ def test_vector_writes_refused_by_name(tmp_path: Path, spark: Any) -> None:
     wh.sql("CREATE TABLE vs (id INT, emb VECTOR<FLOAT, 3>) "
            "TBLPROPERTIES ('vector.file.format' = 'lance')")
     wh.sql("CREATE TABLE nested (id INT, embs ARRAY<VECTOR<INT, 2>>)")
-    wh.sql("CREATE TABLE plain (id INT, emb VECTOR<FLOAT, 2>)")
-    wh.sql("INSERT INTO plain VALUES (1, array(1.0F, 2.0F))")
+    wh.sql("CREATE TABLE keyed (id INT NOT NULL, emb VECTOR<INT, 2>, "
+           "PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '1')")
+    wh.sql("INSERT INTO keyed VALUES (1, array(1, 2)), (2, array(3, 4))")
+    wh.sql("INSERT INTO keyed VALUES (1, array(5, 6))")
+    assert [tuple(r) for r in wh.sql("SELECT * FROM keyed ORDER BY id").collect()] == [
+        (1, [5, 6]), (2, [3, 4])]
     for sql, match, feature, column in (
             ("INSERT INTO vs VALUES (1, array(1.0F, 2.0F, 3.0F))", "'lance' vector-store",
              "vector-store files", "emb"),
             ("INSERT INTO nested VALUES (1, array(array(1, 2)))", "inside a nested type",
              "VECTOR columns", "embs"),
-            ("CALL sys.compact(table => 'plain')", "by INSERT only", "VECTOR columns", "emb")):
+            ("CALL sys.compact(table => 'keyed')", "by INSERT only, not by COMPACT",
+             "VECTOR columns", "emb"),
+            ("DELETE FROM keyed WHERE id = 1", "not by DELETE", "VECTOR columns", "emb")):
         with pytest.raises(UnsupportedFeatureError, match=match) as e:
             wh.sql(sql)
         assert (e.value.feature, e.value.column) == (feature, column), sql
         assert "Nothing was written" in str(e.value)
-    for name, snaps in (("vs", 0), ("nested", 0), ("plain", 1)):
+    for name, snaps in (("vs", 0), ("nested", 0), ("keyed", 2)):
         assert len(wh.table(name).snapshots) == snaps, name
     with pytest.raises(UnsupportedFeatureError, match="vector-store file") as e:
         check_not_vector_store("data-1-0.vector.lance", ("emb",), "default.vec")

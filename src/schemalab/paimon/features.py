@@ -179,7 +179,8 @@ def _check_vectors(schema: TableSchema, table: str, operation: str) -> None:
                  "('Unsupported type: VECTOR')")
     elif not operation.startswith(("INSERT", "APPEND", "OVERWRITE")):
         where = ("VECTOR columns", None,
-                 "schemalab writes VECTOR columns by INSERT only, not by a rewrite yet")
+                 f"schemalab writes VECTOR columns by INSERT only, not by "
+                 f"{operation.split()[0]} yet")
     if where is not None:
         feature, option, why = where
         raise UnsupportedFeatureError(
