@@ -20,7 +20,7 @@ from test_interop_paimon_2x import _assert_same
 from test_paimon_blob import build_blob_table
 
 import schemalab as sl
-from schemalab.errors import UnsupportedFeatureError
+from schemalab.errors import SchemaLabError, UnsupportedFeatureError
 
 pytest_plugins = ["oracles.fixtures"]
 
@@ -153,3 +153,78 @@ def test_branch_audit_log_and_row_tracking_equal_java_2(java_paimon_2: JavaPaimo
                 assert _sorted(canonical_rows(df)) == _sorted(theirs["rows"]), full
     assert [r[1] for r in java.read(tmp_path, "br$branch_fromtag$audit_log")["rows"]] == [
         1, 2, 3, 4]
+
+
+def _pypaimon_rows(wh: Path, table: str, snapshot: int) -> list[tuple[Any, ...]]:
+    from pypaimon import CatalogFactory
+
+    t = CatalogFactory.create({"warehouse": str(wh)}).get_table(f"default.{table}").copy(
+        {"scan.snapshot-id": str(snapshot)})
+    rb = t.new_read_builder()
+    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return sorted(tuple(tuple(v) if isinstance(v, list) else v for v in r.values())
+                  for r in rows)
+
+
+def _parquet_columns(path: Path, names: list[str]) -> list[list[Any]]:
+    """Per Parquet file written into ``path``, each of its columns named in ``names``: its
+    name, type, nullability and field id (``PARQUET:field_id``), and its list element's."""
+    import pyarrow.parquet as pq
+
+    def describe(f: Any) -> tuple[Any, ...]:
+        element = f.type.value_field
+        return (f.name, str(f.type), f.nullable, dict(f.metadata or {}), element.nullable,
+                dict(element.metadata or {}))
+
+    out = []
+    for p in sorted(path.glob("bucket-0/*.parquet"), key=lambda p: p.stat().st_mtime_ns):
+        schema = pq.read_schema(p)
+        out.append([describe(schema.field(n)) for n in names if n in schema.names])
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "avro"])
+def test_schemalab_vector_writes_read_equal_by_java_2(java_paimon_2: JavaPaimon, tmp_path: Path,
+                                                      fmt: str, spark: Any) -> None:
+    """Java 2.0 writes VECTOR<FLOAT, 3>; schemalab INSERTs (one NULL vector), adds a
+    VECTOR<DOUBLE, 2> column, INSERTs again; Java writes on after ours. Java 2.0 and
+    pypaimon 2.1 read every snapshot as schemalab does. schemalab's Parquet column is
+    Java's (a LIST of nullable elements, the same field ids, the element's included), and
+    a length schemalab refuses Java's Parquet writer refuses too."""
+    java = java_paimon_2
+    java.create_table(tmp_path, "vw", [("id", "INT"), ("emb", "VECTOR<FLOAT, 3>")],
+                      options={"file.format": fmt})
+    java.write(tmp_path, "vw", [[1, [1.0, 2.0, 3.5]], [2, None]])
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("INSERT INTO vw VALUES (3, array(-0.0F, 1e-3F, 7.0F)), (4, NULL)")
+    wh.sql("ALTER TABLE vw ADD COLUMN v2 VECTOR<DOUBLE, 2>")
+    assert java.describe(tmp_path, "vw")["types"] == [
+        "INT", "VECTOR<FLOAT, 3>", "VECTOR<DOUBLE, 2>"]
+    wh.sql("INSERT INTO vw VALUES (5, array(9.0F, 8.0F, 7.0F), array(1e300D, -2.5D))")
+    java.write(tmp_path, "vw", [[6, [0.5, 0.25, 0.125], [3.0, 4.0]], [7, None, None]])
+    t = sl.open_table(tmp_path / "default.db" / "vw", spark=spark)
+    assert len(t.snapshots) == 4
+    for snap in t.snapshots:
+        theirs = java.read(tmp_path, "vw", snap.id)
+        df = t.read(snapshot_id=snap.id)
+        assert df.columns == theirs["columns"], snap.id
+        assert _sorted(canonical_rows(df)) == _sorted(theirs["rows"]), snap.id
+        ours = sorted(tuple(tuple(v) if isinstance(v, list) else v for v in r)
+                      for r in df.collect())
+        assert ours == _pypaimon_rows(tmp_path, "vw", snap.id), snap.id
+    assert len(java.read(tmp_path, "vw")["rows"]) == 7
+    if fmt == "parquet":
+        # Java's file and ours before the ADD COLUMN, ours and Java's after it: one layout
+        # per schema, Java's (a file schemalab wrote with another would make a second)
+        layouts = _parquet_columns(tmp_path / "default.db" / "vw", ["emb", "v2"])
+        assert len(layouts) >= 4
+        assert sorted({repr(c) for c in layouts}) == sorted(
+            {repr(layouts[0]), repr(layouts[-1])}), layouts
+        assert layouts[0][0][1:3] == ("list<element: float>", True)
+        assert [len(c) for c in (layouts[0], layouts[-1])] == [1, 2]
+    with pytest.raises(SchemaLabError, match="a value of 2 elements") as e:
+        wh.sql("INSERT INTO vw VALUES (8, array(1.0F, 2.0F), NULL)")
+    assert e.value.rule == "vector-length"
+    if fmt == "parquet":  # (Java's Avro writer does not check the length)
+        with pytest.raises(JavaPaimonError, match="Vector length mismatch"):
+            java.write(tmp_path, "vw", [[8, [1.0, 2.0], None]])

@@ -173,6 +173,10 @@ _ALL = (
          "Spark ANSI store assignment (CAST_OVERFLOW, CAST_INVALID_INPUT)"),
     Rule("not-null", "NULL (or no value) for a NOT NULL column.",
          "Paimon NOT NULL write check; Spark NOT_NULL_ASSERT_VIOLATION"),
+    Rule("vector-length", "A VECTOR value whose number of elements is not the declared "
+         "length.", "Paimon ParquetRowDataWriter (Vector length mismatch)"),
+    Rule("vector-element-not-null", "A VECTOR value with a NULL element.",
+         "Paimon BinaryVector (refuses null elements)"),
     Rule("case-insensitive-names", "Two columns that differ only in case, written by a "
          "case-insensitive Spark session.", "Spark spark.sql.caseSensitive"),
     Rule("bucket", "A 'bucket' option that is 0 or below -2 on write.", "Paimon CoreOptions"),

@@ -15,6 +15,7 @@ from schemalab.types.model import (
     AtomicType,
     DataField,
     DataType,
+    VectorType,
 )
 from schemalab.types.spark import FIELD_ID_KEY, spark_field, to_spark
 
@@ -80,6 +81,8 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
                                      "given a value", table=table, column=f.name,
                                      rule="not-null")
             col = F.lit(None).cast(target)
+        if isinstance(f.type, VectorType):
+            col = _vector_checked(col, f.type, f.name, i, table)
         if not f.type.nullable:
             # Spark's writer does not enforce nullability: without this a NULL lands in a NOT
             # NULL column and every later read of the column is wrong. Failing the job
@@ -92,6 +95,28 @@ def to_frame(spark: SparkSession, data: Any, schema: TableSchema, table: str, *,
         # optimizer drops a projection it sees as a no-op, and the file gets no ids.
         out.append(col.alias(f.name, metadata={FIELD_ID_KEY: f.id}))
     return df.select(*out)
+
+
+def _vector_checked(col: Column, t: VectorType, name: str, index: int, table: str) -> Column:
+    """A VECTOR value as Java Paimon 2.0's writers take it: exactly ``t.length`` elements
+    (ParquetRowDataWriter: "Vector length mismatch"), none of them NULL (BinaryVector
+    "refuse null elements"). Any other value fails the write, so nothing is committed."""
+    from pyspark.sql import functions as F
+
+    def refuse(tag: str, what: str) -> Column:  # tag: "[schemalab:<rule>:<index>]"
+        return F.raise_error(F.concat(
+            F.lit(f"{tag} Table {table}: column {name} is {t.sql()}, and a row gives it "),
+            F.coalesce(col.cast("string"), F.lit("?")),
+            F.lit(", a value of "), F.size(col).cast("string"), F.lit(f" elements{what}"))
+        ).cast(to_spark(t))
+
+    wrong_length = col.isNotNull() & (F.size(col) != F.lit(t.length))
+    null_element = col.isNotNull() & F.exists(col, lambda x: x.isNull())
+    return F.when(wrong_length, refuse(
+        f"[schemalab:vector-length:{index}]", f"; a {t.sql()} holds exactly {t.length}")).when(
+        null_element, refuse(f"[schemalab:vector-element-not-null:{index}]",
+                             ", one of them NULL; a VECTOR's elements are never NULL")
+    ).otherwise(col)
 
 
 def _default_value(f: DataField, table: str) -> Column:

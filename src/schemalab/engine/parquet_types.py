@@ -226,6 +226,17 @@ def _converter(t: AtomicType, how: str) -> Callable[[Column], Column]:
     return convert
 
 
+def array_element_field_id(field_id: int, depth: int = 1) -> int:
+    """The Parquet field id Java Paimon gives the element of the list column ``field_id``
+    (``SpecialFields.getArrayElementFieldId``: a base of ``Integer.MAX_VALUE / 4``, 1024
+    ids per field, ``depth`` 1 for a top-level column's element).
+
+        >>> array_element_field_id(1)
+        536871936
+    """
+    return (2**31 - 1) // 4 + field_id * 1024 + depth
+
+
 def column_storage(t: DataType) -> ColumnStorage:
     """How to write a column of type ``t`` as Java Paimon stores it."""
     fn, leaves = visit(t, _Conversions(nested=not isinstance(t, AtomicType)))

@@ -11,14 +11,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from schemalab import fileio
 from schemalab.engine.parquet_thrift import annotate_columns
-from schemalab.engine.parquet_types import ColumnStorage, column_storage
+from schemalab.engine.parquet_types import (
+    ColumnStorage,
+    array_element_field_id,
+    column_storage,
+)
 from schemalab.engine.spark_reader import quote, store_error
 from schemalab.errors import SchemaLabError
 from schemalab.schema.table_schema import TableSchema
+from schemalab.types.model import VectorType
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -64,6 +70,10 @@ def as_java_stores(df: DataFrame, schema: TableSchema, key_prefix: str = ""
         if f is None and key_prefix and sf.name.startswith(key_prefix):
             f = schema.field(sf.name[len(key_prefix):])
         how = column_storage(f.type) if f is not None else None
+        if how is not None and f is not None and isinstance(f.type, VectorType) \
+                and sf.name == f.name:  # Java's VECTOR element id, as Paimon readers match
+            how = replace(how, field_ids=(*how.field_ids, (
+                ("list", "element"), array_element_field_id(f.id))))
         if how is None or (how.convert is None and not how.int96 and not how.field_ids):
             cols.append(F.col(quote(sf.name)))
             continue

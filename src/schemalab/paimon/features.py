@@ -34,7 +34,15 @@ from schemalab.engine.blob_join import is_blob
 from schemalab.errors import UnsupportedFeatureError
 from schemalab.paimon.blob import contains_blob
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
-from schemalab.types.model import AtomicType, VectorType
+from schemalab.types.model import (
+    ArrayType,
+    AtomicType,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+    VectorType,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.schema.table_schema import TableSchema
@@ -114,13 +122,7 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
             "row id); schemalab reads them but does not write them yet. Nothing was written.",
             table=table, column=blobs[0].name, feature="BLOB columns",
             option="blob-field" if "blob-field" in schema.effective_options() else None)
-    vectors = [f.name for f in schema.fields if isinstance(f.type, VectorType)]
-    if vectors:
-        raise UnsupportedFeatureError(
-            f"{operation} into {table} refused: column {vectors[0]} is a VECTOR, whose "
-            "fixed length schemalab does not check on write yet. Nothing was written.",
-            table=table, column=vectors[0], feature="VECTOR columns",
-            option="vector-field" if "vector-field" in schema.effective_options() else None)
+    _check_vectors(schema, table, operation)
     appends = operation.startswith("INSERT") or operation.startswith("APPEND") \
         or operation.startswith("OVERWRITE")
     # a compaction keeps row ids (schemalab.paimon.write.compact_rows)
@@ -147,3 +149,51 @@ def check_writable_features(schema: TableSchema, table: str, operation: str) -> 
                 f"writes in place of an omitted or NULL value; schemalab applies defaults of "
                 f"atomic types, not of {f.type.sql()} yet. Nothing was written.",
                 table=table, column=f.name, feature="default value", option="defaultValue")
+
+
+def _check_vectors(schema: TableSchema, table: str, operation: str) -> None:
+    """VECTOR columns are written by INSERT (and its commit) where Java Paimon 2.0 keeps them
+    in the data file, as a list of the element type (Java's ParquetSchemaConverter and
+    AvroSchemaConverter treat a VECTOR as an ARRAY); each value's length and elements are
+    checked as Java's writer checks them (:func:`schemalab.engine.frames.to_frame`). Refused
+    by name: ORC tables (Java 2.0 creates none: "Unsupported type: VECTOR"), vector-store
+    files (``vector.file.format``), and the rewrites (DELETE, COMPACT) schemalab does not
+    do for VECTOR tables yet."""
+    columns = [f for f in schema.fields if _has_vector(f.type)]
+    if not columns:
+        return
+    options = schema.effective_options()
+    column = next((f for f in columns if not isinstance(f.type, VectorType)), columns[0])
+    what = "is a VECTOR" if isinstance(column.type, VectorType) else "holds a VECTOR"
+    where: tuple[str, str | None, str] | None = None
+    if not isinstance(column.type, VectorType):
+        where = ("VECTOR columns", None, "schemalab checks the length of a VECTOR column, "
+                 "not of one inside a nested type")
+    elif options.get("vector.file.format"):
+        where = ("vector-store files", "vector.file.format",
+                 f"Paimon keeps it apart from the rows, in '{options['vector.file.format']}' "
+                 "vector-store files, which schemalab does not write")
+    elif options.get("file.format", "parquet").strip().lower() == "orc":
+        where = ("VECTOR columns", "file.format",
+                 "the table's file format is ORC, in which Java Paimon 2.0 stores no VECTOR "
+                 "('Unsupported type: VECTOR')")
+    elif not operation.startswith(("INSERT", "APPEND", "OVERWRITE")):
+        where = ("VECTOR columns", None,
+                 f"schemalab writes VECTOR columns by INSERT only, not by "
+                 f"{operation.split()[0]} yet")
+    if where is not None:
+        feature, option, why = where
+        raise UnsupportedFeatureError(
+            f"{operation} into {table} refused: column {column.name} {what}, and {why}. "
+            "Nothing was written.", table=table, column=column.name, feature=feature,
+            option=option)
+
+
+def _has_vector(t: DataType) -> bool:
+    if isinstance(t, VectorType):
+        return True
+    if isinstance(t, RowType):
+        return any(_has_vector(f.type) for f in t.fields)
+    if isinstance(t, MapType):
+        return _has_vector(t.key) or _has_vector(t.value)
+    return isinstance(t, ArrayType | MultisetType) and _has_vector(t.element)

@@ -20,7 +20,15 @@ from __future__ import annotations
 from sqlglot import exp
 
 from schemalab.errors import UnknownTypeError
-from schemalab.types.model import ArrayType, DataField, DataType, MapType, MultisetType, RowType
+from schemalab.types.model import (
+    ArrayType,
+    DataField,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+    VectorType,
+)
 from schemalab.types.parse import parse_type
 
 __all__ = ["TypeTextError", "paimon_type"]
@@ -81,6 +89,8 @@ def _with_map_keys_not_null(t: DataType) -> DataType:
     if isinstance(t, MapType):
         return MapType(_with_map_keys_not_null(t.key).with_nullable(False),
                        _with_map_keys_not_null(t.value), t.nullable)
+    if isinstance(t, VectorType):  # elements are numbers or booleans: no map inside
+        return t
     if isinstance(t, ArrayType | MultisetType):
         return type(t)(_with_map_keys_not_null(t.element), t.nullable)
     if isinstance(t, RowType):

@@ -8,6 +8,7 @@ sqlglot reads ``ARRAY<..>``, ``MAP<..>``, ``STRUCT<..>`` and Spark's atomic type
 * ``ROW<..>``/``ROW(..)``, empty ``STRUCT<>``, and struct fields named by any word
   (``STRUCT<timestamp: TIMESTAMP>``), with ``NOT NULL`` and ``COMMENT``;
 * ``MULTISET<..>`` (and Flink's ``INT MULTISET``), as a user-defined ``MULTISET`` node;
+* ``VECTOR<FLOAT, 3>`` (Paimon 1.4+), as a user-defined ``VECTOR`` node read whole;
 * any other plain word (not a keyword) as a user-defined type (``BYTES``; ``GEOMETRY``
   is refused later, by Paimon's type rules, with their message);
 * every node remembers the ``span`` of source it was read from, so an atomic type can be
@@ -53,8 +54,11 @@ class TypeSyntax(SyntaxBase):
                     and self._next.token_type is TokenType.L_PAREN:
                 self.fail(f"write {start.text.upper()}<..>, not {start.text.upper()}(..)",
                           self._next)
-            if schema and is_word(start, *_OPENERS - {"ARRAY", "MAP"}):
-                node: exp.Expr | None = self._parse_paimon_nested_type()
+            if schema and is_word(start, "VECTOR") and self._next \
+                    and self._next.token_type is TokenType.LT:
+                node: exp.Expr | None = self._parse_vector_type()
+            elif schema and is_word(start, *_OPENERS - {"ARRAY", "MAP"}):
+                node = self._parse_paimon_nested_type()
             else:
                 node = super()._parse_types(check_func=check_func, schema=schema,
                                             allow_identifiers=allow_identifiers,
@@ -131,6 +135,16 @@ class TypeSyntax(SyntaxBase):
             fields = self._parse_csv(self._parse_row_field)
             self._expect(close, "'>'" if close is TokenType.GT else "')'")
         return exp.DataType(this=exp.DType.STRUCT, expressions=fields, nested=True)
+
+    def _parse_vector_type(self) -> exp.DataType:
+        """Paimon 1.4+'s ``VECTOR<element, length>`` (``VectorType.asSQLString``), read up to
+        its ``>``; its span is handed whole to :func:`schemalab.types.parse.parse_type`, which
+        checks the element and the length."""
+        self._advance(2)
+        while self._curr and self._curr.token_type is not TokenType.GT:
+            self._advance()
+        self._expect(TokenType.GT, "'>'")
+        return exp.DataType(this=exp.DType.USERDEFINED, kind="VECTOR")
 
     def _parse_row_field(self) -> exp.ColumnDef:
         """``name [:] TYPE [NOT NULL] [COMMENT 'text']``."""
