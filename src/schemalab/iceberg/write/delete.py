@@ -377,21 +377,31 @@ def delete_rows(t: WritableIcebergTable, select: Select | None, *, row_level: bo
             return commit_no_match(t, row_level), 0
         count = sum(len(x.new) for x in touched)
         written: list[str] = []
-        try:
-            change = _change(t, snap, touched, written, partition_only, row_level)
-            sid = commit_to(t, change)
-        except StaleDelete:
-            remove_files(written)
+        sid = commit_cleaning(t, written, functools.partial(
+            _change, t, snap, touched, written, partition_only, row_level))
+        if sid is None:
             continue
-        except BaseException as e:
-            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
-                remove_files(written)
-            raise
         t.refresh()
         return t.snapshot(sid), count
     raise CommitConflictError(f"DELETE FROM {t.name}: gave up after {ATTEMPTS} attempts, "
                               "other writers changed the files it deletes from every time",
                               table=t.name, rule="commit-conflict")
+
+
+def commit_cleaning(t: WritableIcebergTable, written: list[str],
+                    build: Callable[[], Change]) -> int | None:
+    """Commit the change ``build`` makes (it lists the files it writes in ``written``): the
+    new snapshot's id, or None when a concurrent commit changed a file it touches (find the
+    rows again). A failed commit removes ``written``, unless it may have landed."""
+    try:
+        return commit_to(t, build())
+    except StaleDelete:
+        remove_files(written)
+        return None
+    except BaseException as e:
+        if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
+            remove_files(written)
+        raise
 
 
 def remove_files(paths: Sequence[str]) -> None:

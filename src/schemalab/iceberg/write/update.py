@@ -16,27 +16,27 @@ are refused. A commit that finds a touched file removed or given new deletes sta
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
 from schemalab.errors import CommitConflictError, SqlError
-from schemalab.iceberg.write import commit as commits
 from schemalab.iceberg.write.datafiles import local_path
 from schemalab.iceberg.write.delete import (
     ATTEMPTS,
     Select,
-    StaleDelete,
+    Touched,
     column_error,
+    commit_cleaning,
     commit_no_match,
     matched_positions,
-    remove_files,
     scanned_rows,
     touched_files,
     touched_validator,
     write_delete_files,
 )
-from schemalab.iceberg.write.produce import Change, commit_to, file_key
+from schemalab.iceberg.write.produce import Change, file_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -58,6 +58,18 @@ def _check_version(t: WritableIcebergTable) -> None:
            "format v3 keeps each updated row's _row_id (row lineage), which schemalab's data "
            "files do not carry yet; DELETE the rows and INSERT their new values")
     raise SqlError(f"UPDATE {t.name}: {why}", table=t.name, rule="iceberg-update-format")
+
+
+def _change(t: WritableIcebergTable, new_rows: DataFrame, touched: Sequence[Touched],
+            written: list[str], validate: Callable[[Any], None]) -> Change:
+    """The UPDATE's commit: the updated rows as new data files and the old rows' positions
+    in delete files (each written file listed in ``written`` as it lands)."""
+    files, spec, _, _ = t.write_files(new_rows, by_position=True)
+    written.extend(local_path(t.path, t.location, f.path) for f in files)
+    return Change("overwrite", added_data=files, data_spec_id=spec.spec_id,
+                  added_deletes=write_delete_files(t, touched, written),
+                  removed={file_key(d.entry) for x in touched for d in x.replaced},
+                  validate=validate)
 
 
 def update_rows(t: WritableIcebergTable, select: Select, assign: Assign
@@ -87,21 +99,10 @@ def update_rows(t: WritableIcebergTable, select: Select, assign: Assign
         except Exception as e:  # a SET expression naming no column: say which
             raise column_error(t, e, "UPDATE") or e from None
         written: list[str] = []
-        try:
-            files, spec, _, _ = t.write_files(new_rows, by_position=True)
-            written += [local_path(t.path, t.location, f.path) for f in files]
-            change = Change("overwrite", added_data=files, data_spec_id=spec.spec_id,
-                            added_deletes=write_delete_files(t, touched, written),
-                            removed={file_key(d.entry) for x in touched for d in x.replaced},
-                            validate=validate)
-            sid = commit_to(t, change)
-        except StaleDelete:
-            remove_files(written)
+        sid = commit_cleaning(t, written, functools.partial(
+            _change, t, new_rows, touched, written, validate))
+        if sid is None:
             continue
-        except BaseException as e:
-            if getattr(e, "rule", None) != commits.UNKNOWN_OUTCOME:  # it may have landed
-                remove_files(written)
-            raise
         t.refresh()
         return t.snapshot(sid), count
     raise CommitConflictError(f"UPDATE {t.name}: gave up after {ATTEMPTS} attempts, other "
