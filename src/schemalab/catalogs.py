@@ -48,6 +48,7 @@ are written the same way: CREATE TABLE, ALTER, INSERT and DELETE commit through 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
 from collections.abc import Mapping
@@ -117,8 +118,21 @@ def _schemalab_catalogs() -> dict[str, dict[str, Any]]:
     return {str(k): dict(v) for k, v in cats.items()}
 
 
+def _client(module: str, what: str) -> None:
+    """Refuse by name when the client library ``what`` needs is not installed (it is an
+    optional dependency: ``pip install 'schemalab[catalogs]'``)."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise SchemaLabError(f"{what} needs {module}, which is not installed: pip install "
+                             "'schemalab[catalogs]'", rule="catalog-config") from None
+
+
 def _pyiceberg_catalog(name: str) -> dict[str, Any] | None:
-    from pyiceberg.utils.config import Config
+    try:
+        from pyiceberg.utils.config import Config
+    except ImportError:  # no pyiceberg: no configuration of its own to look in
+        return None
 
     found = Config().get_catalog_config(name)
     return dict(found) if found else None
@@ -239,6 +253,7 @@ class IcebergCatalog:
         if is_paimon(self.properties):
             raise SchemaLabError(f"Catalog {self.name!r} is a Paimon catalog: open it with "
                                  "sl.Warehouse(catalog=...)", rule="catalog-config")
+        _client("pyiceberg", f"Iceberg catalog {self.name!r}")
         from pyiceberg.catalog import load_catalog
 
         try:
@@ -422,6 +437,7 @@ class PaimonRestCatalog:
         self.name, self.properties = catalog_config(catalog)
         opts = {k: v for k, v in self.properties.items() if k != "type"}
         opts["metastore"] = "rest"
+        _client("pypaimon", f"Paimon REST catalog {self.name!r}")
         from pypaimon import CatalogFactory
 
         try:

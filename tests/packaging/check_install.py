@@ -1,6 +1,7 @@
 """Run by `make test-install` in a fresh venv holding only `pip install .` (the runtime
 dependencies, no extras): the FLIP-226 example and a primary-key table with an upsert, a
-rename and a DELETE must work, and the widgets must import. Not collected by pytest."""
+rename and a DELETE must work, and the widgets must import; a catalog, whose clients are the
+`catalogs` extra, is refused by name. Not collected by pytest."""
 
 import importlib
 import tempfile
@@ -28,6 +29,15 @@ def main() -> None:
     print("ok", wh.table("accounts").history().to_json()["snapshots"][-1]["id"])
     importlib.import_module("schemalab.widgets")  # the runtime deps hold the widget stack
     print("widgets ok")
+    for catalog in ({"type": "rest", "uri": "http://127.0.0.1:9"},
+                    {"type": "paimon-rest", "uri": "http://127.0.0.1:9", "warehouse": "w"}):
+        try:
+            sl.open_table("db.t", catalog=catalog)
+        except sl.SchemaLabError as e:
+            assert e.rule == "catalog-config" and "schemalab[catalogs]" in str(e), e
+        else:
+            raise AssertionError(f"{catalog} opened without its client library")
+    print("catalogs refused by name without their extra")
 
 
 if __name__ == "__main__":
