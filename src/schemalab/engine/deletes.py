@@ -41,6 +41,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from schemalab.engine.lru import SizedLru
 from schemalab.engine.plan import DataFile, EqualityDeletes, extra_name
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import SchemaLabError
@@ -245,14 +246,12 @@ def _bitmap_frame(words: npt.NDArray[np.int64], spark: SparkSession) -> DataFram
     (about a tenth of a second of a merge read's planning); least recently used dropped
     past :data:`CACHED_BITMAP_BYTES`."""
     import hashlib
-    from collections import OrderedDict
 
     import pyarrow as pa
 
-    frames: OrderedDict[bytes, tuple[int, DataFrame]] | None = getattr(spark, _FRAMES_ATTR,
-                                                                       None)
+    frames: SizedLru[bytes, tuple[int, DataFrame]] | None = getattr(spark, _FRAMES_ATTR, None)
     if frames is None:
-        frames = OrderedDict()
+        frames = SizedLru(CACHED_BITMAP_BYTES, lambda entry: entry[0])
         try:
             setattr(spark, _FRAMES_ATTR, frames)
         except AttributeError:  # pragma: no cover - a session that takes no attribute
@@ -261,13 +260,10 @@ def _bitmap_frame(words: npt.NDArray[np.int64], spark: SparkSession) -> DataFram
         len(words).to_bytes(8, "little")
     hit = frames.get(digest)
     if hit is not None:
-        frames.move_to_end(digest)
         return hit[1]
     df = spark.createDataFrame(pa.table({_BITMAP: pa.array([words],
                                                            type=pa.list_(pa.int64()))}))
-    frames[digest] = (words.nbytes, df)
-    while sum(size for size, _ in frames.values()) > CACHED_BITMAP_BYTES and len(frames) > 1:
-        frames.popitem(last=False)
+    frames.put(digest, (words.nbytes, df))
     return df
 
 

@@ -18,8 +18,6 @@ join cost 0.5 s over the scan of the other 2.7M rows, the bitmap 0.2 s with its 
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +26,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.arrow_read import read_file
 from schemalab.engine.deletes import bitmap_test
 from schemalab.engine.keyed import RETRACT, VALUE_KIND
+from schemalab.engine.lru import SizedLru
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
 from schemalab.types.model import TINYINT, AtomicType, DataField, DataType, TypeRoot
@@ -159,32 +158,16 @@ def _integer_key(keys: Sequence[str], plan: ReadPlan) -> DataField | None:
     return target
 
 
-class _KeyCache:
-    """The keys read of data files, least recently used dropped past :data:`CACHED_KEYS`."""
+class _KeyCache(SizedLru[tuple[object, ...], "npt.NDArray[np.int64]"]):
+    """The keys read of data files, least recently used dropped past :data:`CACHED_KEYS`
+    keys; what it keeps is read-only (no caller changes it)."""
 
     def __init__(self, limit: int) -> None:
-        self.limit, self.size = limit, 0
-        self._lock = threading.Lock()
-        self._keys: OrderedDict[tuple[object, ...], npt.NDArray[np.int64]] = OrderedDict()
-
-    def get(self, key: tuple[object, ...]) -> npt.NDArray[np.int64] | None:
-        with self._lock:
-            values = self._keys.get(key)
-            if values is not None:
-                self._keys.move_to_end(key)
-            return values
+        super().__init__(limit, len)
 
     def put(self, key: tuple[object, ...], values: npt.NDArray[np.int64]) -> None:
-        if len(values) > self.limit:
-            return
         values.setflags(write=False)
-        with self._lock:
-            old = self._keys.pop(key, None)
-            self.size += len(values) - (0 if old is None else len(old))
-            self._keys[key] = values
-            while self.size > self.limit:
-                _, dropped = self._keys.popitem(last=False)
-                self.size -= len(dropped)
+        super().put(key, values)
 
 
 _CACHE = _KeyCache(CACHED_KEYS)
