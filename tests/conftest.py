@@ -56,14 +56,7 @@ def java_iceberg() -> Iterator[Any]:
     """Java Iceberg 1.12 (tests/oracles/java_iceberg.py), one JVM for the whole run; the
     interop judges fail, not skip, when it cannot start (``make test-interop`` builds its
     classpath)."""
+    from oracles.fixtures import started
     from oracles.java_iceberg import JavaIceberg
-    from oracles.java_paimon import JavaPaimonUnavailable
 
-    try:
-        client = JavaIceberg.start()
-    except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Iceberg oracle unavailable: {exc}", pytrace=False)
-    try:
-        yield client
-    finally:
-        client.close()
+    yield from started(JavaIceberg.start, "Java Iceberg")

@@ -12,22 +12,36 @@ FAILS the test (it does not skip), naming the make target that builds it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
 from .java_paimon import VERSIONS, JavaPaimon, JavaPaimonUnavailable
 
 
-def _start(version: str) -> Iterator[JavaPaimon]:
+class _Closing(Protocol):
+    def close(self) -> Any: ...
+
+
+C = TypeVar("C", bound=_Closing)
+
+
+def started(start: Callable[[], C], what: str) -> Iterator[C]:
+    """A fixture's body for a Java oracle: ``start()``'s client, closed after; a client that
+    cannot start FAILS the test, naming ``what``."""
     try:
-        client = JavaPaimon.start(version)
+        client = start()
     except JavaPaimonUnavailable as exc:
-        pytest.fail(f"Java Paimon {version} oracle unavailable: {exc}", pytrace=False)
+        pytest.fail(f"{what} oracle unavailable: {exc}", pytrace=False)
     try:
         yield client
     finally:
         client.close()
+
+
+def _start(version: str) -> Iterator[JavaPaimon]:
+    yield from started(lambda: JavaPaimon.start(version), f"Java Paimon {version}")
 
 
 @pytest.fixture(scope="session")
