@@ -43,7 +43,8 @@ from schemalab import fileio
 from schemalab.engine.blob_join import is_blob, with_blobs
 from schemalab.engine.plan import PLACEHOLDER, BlobFile
 from schemalab.errors import CorruptFileError, UnsupportedFeatureError
-from schemalab.types.model import ArrayType, DataType, MapType, MultisetType, RowType
+from schemalab.types.model import DataType
+from schemalab.types.visitor import contains
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.engine.plan import ReadPlan
@@ -136,20 +137,9 @@ def read_blob_file(path: str, table: str, column: str) -> list[object]:
     return out
 
 
-def _nested_blob(t: DataType) -> bool:
-    """A BLOB inside an ARRAY, MAP, MULTISET or ROW."""
-    if isinstance(t, RowType):
-        return any(is_blob(f.type) or _nested_blob(f.type) for f in t.fields)
-    if isinstance(t, MapType):
-        return any(is_blob(x) or _nested_blob(x) for x in (t.key, t.value))
-    if isinstance(t, ArrayType | MultisetType):
-        return is_blob(t.element) or _nested_blob(t.element)
-    return False
-
-
 def contains_blob(t: DataType) -> bool:
     """A BLOB anywhere in ``t``."""
-    return is_blob(t) or _nested_blob(t)
+    return contains(t, is_blob)
 
 
 def check_blob_options(schema: TableSchema, table: str) -> None:
@@ -157,7 +147,7 @@ def check_blob_options(schema: TableSchema, table: str) -> None:
     ``ARRAY<BLOB>`` / ``MAP<X, BLOB>`` (their own .blob element layouts), and a primary-key
     table's BLOBs (Java's ``PrimaryKeyBlobExternalizer``); only a data-evolution table's
     top-level BLOB columns are read."""
-    nested = [f.name for f in schema.fields if _nested_blob(f.type)]
+    nested = [f.name for f in schema.fields if not is_blob(f.type) and contains_blob(f.type)]
     if nested:
         raise UnsupportedFeatureError(
             f"Read of {table} refused: column {nested[0]} holds BLOBs inside an ARRAY, MAP or "

@@ -35,14 +35,11 @@ from schemalab.errors import UnsupportedFeatureError
 from schemalab.paimon.blob import contains_blob
 from schemalab.paimon.manifest import FileKind, FileSource, ManifestEntry
 from schemalab.types.model import (
-    ArrayType,
     AtomicType,
     DataType,
-    MapType,
-    MultisetType,
-    RowType,
     VectorType,
 )
+from schemalab.types.visitor import contains
 
 if TYPE_CHECKING:  # pragma: no cover
     from schemalab.schema.table_schema import TableSchema
@@ -159,7 +156,7 @@ def _check_vectors(schema: TableSchema, table: str, operation: str) -> None:
     by name: ORC tables (Java 2.0 creates none: "Unsupported type: VECTOR"), vector-store
     files (``vector.file.format``), and the rewrites (DELETE, COMPACT) schemalab does not
     do for VECTOR tables yet."""
-    columns = [f for f in schema.fields if _has_vector(f.type)]
+    columns = [f for f in schema.fields if contains(f.type, _is_vector)]
     if not columns:
         return
     options = schema.effective_options()
@@ -189,11 +186,5 @@ def _check_vectors(schema: TableSchema, table: str, operation: str) -> None:
             option=option)
 
 
-def _has_vector(t: DataType) -> bool:
-    if isinstance(t, VectorType):
-        return True
-    if isinstance(t, RowType):
-        return any(_has_vector(f.type) for f in t.fields)
-    if isinstance(t, MapType):
-        return _has_vector(t.key) or _has_vector(t.value)
-    return isinstance(t, ArrayType | MultisetType) and _has_vector(t.element)
+def _is_vector(t: DataType) -> bool:
+    return isinstance(t, VectorType)

@@ -24,7 +24,8 @@ from schemalab.paimon.primary_key import check_readable, file_key_range, key_ran
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema.table_schema import TableSchema
 from schemalab.types.casts import cast_mode
-from schemalab.types.model import AtomicType, DataType, MapType, RowType, TypeRoot
+from schemalab.types.model import AtomicType, DataType, TypeRoot
+from schemalab.types.visitor import contains
 
 
 def data_files(path: str, table: str, snapshot: Snapshot | None,
@@ -73,14 +74,8 @@ def check_not_vector_store(file_name: str, write_cols: Sequence[str] | None, tab
         "files only.", table=table, feature="vector-store files", option="vector.file.format")
 
 
-def _has_variant(t: DataType) -> bool:
-    if isinstance(t, AtomicType):
-        return t.root is TypeRoot.VARIANT
-    if isinstance(t, RowType):
-        return any(_has_variant(f.type) for f in t.fields)
-    if isinstance(t, MapType):
-        return _has_variant(t.key) or _has_variant(t.value)
-    return _has_variant(t.element)
+def _is_variant(t: DataType) -> bool:
+    return isinstance(t, AtomicType) and t.root is TypeRoot.VARIANT
 
 
 def check_no_variant_in_orc(table: str, target: TableSchema, files: Sequence[DataFile],
@@ -94,7 +89,7 @@ def check_no_variant_in_orc(table: str, target: TableSchema, files: Sequence[Dat
         if f.format != "orc":
             continue
         for field in schema_at(f.schema_id).fields:
-            if field.id in wanted and _has_variant(field.type):
+            if field.id in wanted and contains(field.type, _is_variant):
                 raise UnsupportedFeatureError(
                     f"Read of {table} refused: data file {f.path.rsplit('/', 1)[-1]} holds "
                     f"the VARIANT column {field.name} in ORC ('file.format' = 'orc'), which "

@@ -16,7 +16,7 @@ lacks has partner ``None``): the shape of every evolve-by-id computation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
@@ -180,6 +180,18 @@ class _ContainsRow(TypeVisitor[bool]):
 
     def map(self, t: MapType, key: bool, value: bool) -> bool:
         return key or value
+
+
+def contains(t: DataType, match: Callable[[DataType], bool]) -> bool:
+    """Whether ``t`` or a type anywhere inside it (a ROW's fields, an ARRAY's, MULTISET's or
+    VECTOR's element, a MAP's key and value) is one ``match`` takes."""
+    if match(t):
+        return True
+    if isinstance(t, RowType):
+        return any(contains(f.type, match) for f in t.fields)
+    if isinstance(t, MapType):
+        return contains(t.key, match) or contains(t.value, match)
+    return isinstance(t, ArrayType | MultisetType) and contains(t.element, match)
 
 
 def contains_row(t: DataType) -> bool:
