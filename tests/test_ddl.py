@@ -622,12 +622,15 @@ def test_call_keeps_named_arguments() -> None:
         ("order_by", "a,b"), ("max_jobs", "2"), ("dry", "true")), sql)
     assert isinstance(statement, Call) and statement.argument("TABLE") == "db.t"
     assert parse_statement("CALL sys.compact()") == Call("sys.compact", (), "CALL sys.compact()")
+    # positional, as Paimon's grammar takes them too: no name
+    assert parse_statement("CALL sys.create_tag('db.t', 'v1', 3)").arguments == (
+        ("", "db.t"), ("", "v1"), ("", "3"))
 
 
 @pytest.mark.parametrize(("sql", "fragment"), [
-    ("CALL sys.compact('db.t')", "name each argument"),
     ("CALL sys.compact(table => 'a', table => 'b')", "argument table is given twice"),
     ("CALL sys.compact(table => upper('a'))", "a string, a number or a boolean"),
+    ("CALL sys.compact(upper('a'))", "argument 1 takes a string, a number or a boolean"),
     ("CALL sys.compact", "expected '('"),
     ("CALL", "expected a procedure name"),
 ])

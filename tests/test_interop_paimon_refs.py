@@ -127,6 +127,36 @@ def test_schemalab_procedures_read_by_java(java_paimon_each: JavaPaimon, tmp_pat
     assert [r.name for r in wh.table("t").refs if r.kind == "branch"] == ["main", "dev"]
 
 
+def test_tag_sql_read_by_java(java_paimon_each: JavaPaimon, tmp_path: Path, spark: Any) -> None:
+    """Tags made by Paimon's Spark SQL (CREATE .. AS OF VERSION .. RETAIN, REPLACE, RENAME,
+    DELETE) and by positional procedure calls: Java's TagManager lists the same tags at the
+    same snapshots and reads each equal to ours."""
+    java = java_paimon_each
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""CREATE TABLE t (id INT, a STRING);
+              INSERT INTO t VALUES (1, 'x');
+              ALTER TABLE t ADD COLUMN b INT;
+              INSERT INTO t VALUES (2, 'y', 5);
+              INSERT INTO t VALUES (3, 'z', 6);
+              ALTER TABLE t CREATE TAG v1 AS OF VERSION 1;
+              ALTER TABLE t CREATE TAG kept AS OF VERSION 2 RETAIN 3 HOURS;
+              ALTER TABLE t CREATE TAG moved AS OF VERSION 1;
+              ALTER TABLE t REPLACE TAG moved AS OF VERSION 3;
+              ALTER TABLE t CREATE TAG old;
+              ALTER TABLE t RENAME TAG old TO renamed;
+              ALTER TABLE t CREATE TAG gone;
+              ALTER TABLE t DELETE TAG gone;
+              CALL sys.create_tag('default.t', 'pos', 2);
+              CALL sys.replace_tag('t', 'pos', 1, '1 d')""")
+    t = wh.table("t")
+    ours = {r.name: [r.snapshot_id, r.schema_id] for r in t.refs if r.kind == "tag"}
+    assert ours == {"v1": [1, 0], "kept": [2, 1], "moved": [3, 1], "renamed": [3, 1],
+                    "pos": [1, 0]}
+    assert java.refs(tmp_path, "t")["tags"] == ours
+    for tag in ours:
+        _same(java, tmp_path, "t", t.read(ref=tag), options={"scan.tag-name": tag})
+
+
 def test_java_fast_forward_rewrite_is_detected(java_paimon_2: JavaPaimon, tmp_path: Path,
                                                spark: Any,
                                                capsys: pytest.CaptureFixture[str]) -> None:

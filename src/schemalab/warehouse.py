@@ -47,6 +47,7 @@ from schemalab.sql import (
     IcebergRefStatement,
     IcebergWriteOrder,
     Insert,
+    PaimonTagStatement,
     Query,
     RenameTable,
     ShowTables,
@@ -69,6 +70,7 @@ from schemalab.warehouse_iceberg import (
     iceberg_selection,
     iceberg_write_order,
     insert_message,
+    paimon_tags,
     refuse_selector,
     update_message,
 )
@@ -511,6 +513,14 @@ def _tracks_rows(t: Table | WritableIcebergTable) -> bool:
     return isinstance(t, Table) and tracks_rows(t.schema)
 
 
+def _tags_result(stmt: PaimonTagStatement, message: str,
+                 rows: list[tuple[Any, ...]]) -> StatementResult:
+    if stmt.action != "show":  # Paimon's DELETE/RENAME TAG return no rows
+        return StatementResult(stmt.text, message)
+    return StatementResult(stmt.text, message, columns=["tag"], rows=rows,
+                           row_schema="tag STRING")
+
+
 #: the handler of each statement kind
 _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
     CreateTable: Warehouse._create, AlterTable: Warehouse._alter,
@@ -523,6 +533,7 @@ _HANDLERS: dict[type, Callable[[Warehouse, Any], StatementResult]] = {
                                                    iceberg_alter(wh._open_any(stmt.name), stmt)),
     IcebergRefStatement: lambda wh, s: StatementResult(
         s.text, iceberg_ref(wh._open_any(s.name), s)),
+    PaimonTagStatement: lambda wh, s: _tags_result(s, *paimon_tags(wh._open_any(s.name), s)),
     IcebergWriteOrder: lambda wh, s: StatementResult(
         s.text, iceberg_write_order(wh._open_any(s.name), s)),
 }

@@ -23,6 +23,7 @@ from schemalab.iceberg.write.refs import (
 )
 from schemalab.iceberg.write.sort_order import set_write_order
 from schemalab.paimon import paths
+from schemalab.paimon.tag_sql import create_or_replace_tag, tag_statement
 from schemalab.sql import (
     CreateTable,
     DeleteFrom,
@@ -30,6 +31,7 @@ from schemalab.sql import (
     IcebergRefStatement,
     IcebergWriteOrder,
     Insert,
+    PaimonTagStatement,
     TableName,
     Update,
 )
@@ -99,8 +101,15 @@ def _iceberg_only(t: Any, stmt: Any, what: str) -> WritableIcebergTable:
 
 def iceberg_ref(t: Table | WritableIcebergTable, stmt: IcebergRefStatement) -> str:
     """``ALTER TABLE t CREATE|REPLACE|DROP BRANCH|TAG ..`` as one commit (none when nothing
-    changes); the statement's message."""
+    changes); the statement's message. A Paimon table takes ``CREATE``/``REPLACE TAG``, as
+    Paimon's Spark extensions spell them too (:mod:`schemalab.paimon.tag_sql`)."""
     what = f"{'DROP' if stmt.action == 'drop' else 'CREATE'} {stmt.kind.upper()}"
+    if not isinstance(t, WritableIcebergTable) and stmt.kind == "tag":
+        if stmt.action == "drop":
+            raise SqlError(f"ALTER TABLE .. DROP TAG is Iceberg's; {t.name} is a Paimon table: "
+                           f"ALTER TABLE {t.name} DELETE TAG {stmt.ref} deletes its tag",
+                           table=t.name, rule="unsupported-sql")
+        return create_or_replace_tag(t, stmt)
     table = _iceberg_only(t, stmt, what)
     root = table._root
 
@@ -118,6 +127,20 @@ def iceberg_ref(t: Table | WritableIcebergTable, stmt: IcebergRefStatement) -> s
     return (f"{'Replaced' if stmt.replace else 'Created'} {stmt.kind} {stmt.ref} of "
             f"{root.name} at snapshot {ref.get('snapshot-id')} "
             f"(metadata v{table._version()}).")
+
+
+def paimon_tags(t: Table | WritableIcebergTable, stmt: PaimonTagStatement
+                ) -> tuple[str, list[tuple[Any, ...]]]:
+    """Paimon's ``DELETE TAG``, ``RENAME TAG`` and ``SHOW TAGS``; Iceberg's Spark SQL has none
+    of them, and names what it has instead."""
+    if isinstance(t, WritableIcebergTable):
+        instead = {"delete": f"ALTER TABLE {t.name} DROP TAG {stmt.tag}",
+                   "rename": "no RENAME TAG: drop the tag and create it again at its snapshot",
+                   "show": f"SELECT * FROM {t.name}.refs lists its branches and tags"}
+        what = "SHOW TAGS" if stmt.action == "show" else f"ALTER TABLE .. {stmt.action.upper()} TAG"
+        raise SqlError(f"{what} is Paimon's; {t.name} is an Iceberg table: "
+                       f"{instead[stmt.action]}", table=t.name, rule="unsupported-sql")
+    return tag_statement(t, stmt)
 
 
 def iceberg_write_order(t: Table | WritableIcebergTable, stmt: IcebergWriteOrder) -> str:

@@ -1,4 +1,5 @@
-"""``CALL sys.<procedure>(...)`` for Paimon's compact, tag, branch, rollback and expire procedures:
+"""``CALL sys.<procedure>(...)`` for Paimon's compact, tag, branch, rollback and expire procedures
+(arguments named or positional):
 their argument names as Paimon's Spark procedures declare them, their result rows as those
 procedures return them (see :mod:`schemalab.paimon.procedures` for what each does)."""
 
@@ -15,8 +16,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from schemalab.table import Table
 
 #: procedure → (required arguments, optional arguments), as Paimon 2.0's Spark procedures
+#: (in the order Java declares them: positional arguments take these names in turn)
 ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "create_tag": (("table", "tag"), ("snapshot", "time_retained")),
+    "replace_tag": (("table", "tag"), ("snapshot", "time_retained")),
+    "rename_tag": (("table", "tag", "target_tag"), ()),
     "delete_tag": (("table", "tag"), ()),
     "create_branch": (("table", "branch"), ("tag", "ignoreifexists")),
     "delete_branch": (("table", "branch"), ()),
@@ -25,9 +29,10 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "expire_snapshots": (("table",), ("retain_max", "retain_min", "older_than",
                                       "max_deletes", "options")),
 }
-#: the arguments of ``sys.compact`` (``where`` and ``options`` are refused by name)
-_COMPACT_ARGUMENTS = ("table", "partitions", "order_strategy", "order_by",
-                      "compact_strategy", "where", "options")
+#: the arguments of ``sys.compact`` in Java's order (``where``, ``options``,
+#: ``partition_idle_time`` and ``buckets`` are refused by name)
+_COMPACT_ARGUMENTS = ("table", "partitions", "compact_strategy", "order_strategy", "order_by",
+                      "where", "options", "partition_idle_time", "buckets")
 
 
 @dataclass(frozen=True)
@@ -46,9 +51,11 @@ def procedure_name(name: str) -> str | None:
 
 def arguments(procedure: str, given: Sequence[tuple[str, str]]) -> dict[str, str]:
     """The arguments of ``CALL procedure(...)`` by lower-cased name, checked against what
-    the procedure takes (``sys.compact`` or one of :data:`ARGUMENTS`)."""
-    args = {k.lower(): v for k, v in given}
+    the procedure takes (``sys.compact`` or one of :data:`ARGUMENTS`). Positional
+    arguments (no name) take the procedure's parameter names in order, as Paimon's
+    ``PaimonProcedureResolver`` maps them; named and positional ones do not mix."""
     other = procedure_name(procedure)
+    args = _by_name(procedure, other, given)
     if other is not None:
         check_arguments(other, args)
     elif procedure.lower() in ("sys.compact", "compact"):
@@ -62,6 +69,27 @@ def arguments(procedure: str, given: Sequence[tuple[str, str]]) -> dict[str, str
     return args
 
 
+def _by_name(procedure: str, other: str | None,
+             given: Sequence[tuple[str, str]]) -> dict[str, str]:
+    positional = [value for name, value in given if not name]
+    if not positional:
+        return {k.lower(): v for k, v in given}
+    table = positional[0]
+    if len(positional) != len(given):
+        raise SqlError(f"CALL {procedure}: Cannot mix named and positional arguments.",
+                       table=table, rule="procedure-arguments")
+    if other is not None:
+        order: tuple[str, ...] = ARGUMENTS[other][0] + ARGUMENTS[other][1]
+    elif procedure.lower() in ("sys.compact", "compact"):
+        order = _COMPACT_ARGUMENTS
+    else:
+        return {"table": table}  # the procedure is refused by name next
+    if len(positional) > len(order):
+        raise SqlError(f"CALL {procedure}: Too many arguments for procedure (it takes "
+                       f"{', '.join(order)})", table=table, rule="procedure-arguments")
+    return dict(zip(order, positional, strict=False))
+
+
 def _check_compact(procedure: str, args: dict[str, str]) -> None:
     name = args.get("table")
     unknown = [k for k in args if k not in _COMPACT_ARGUMENTS]
@@ -70,7 +98,7 @@ def _check_compact(procedure: str, args: dict[str, str]) -> None:
         raise SqlError(f"CALL {procedure}: {what}; it takes table, partitions, "
                        "order_strategy, order_by, compact_strategy", table=name,
                        rule="compact-arguments")
-    for unsupported in ("where", "options"):
+    for unsupported in ("where", "options", "partition_idle_time", "buckets"):
         if args.get(unsupported):
             raise SqlError(f"CALL {procedure}: argument {unsupported} is not supported "
                            "by schemalab; select partitions with partitions => "
@@ -127,6 +155,16 @@ def _create_tag(t: Table, a: dict[str, str]) -> CallResult:
     return _ok(f"Created tag {a['tag']} of {t.name} at snapshot {snap.id}.")
 
 
+def _replace_tag(t: Table, a: dict[str, str]) -> CallResult:
+    snap = proc.replace_tag(t, a["tag"], _int(a, "snapshot", t), a.get("time_retained"))
+    return _ok(f"Replaced tag {a['tag']} of {t.name}: now snapshot {snap.id}.")
+
+
+def _rename_tag(t: Table, a: dict[str, str]) -> CallResult:
+    proc.rename_tag(t, a["tag"], a["target_tag"])
+    return _ok(f"Renamed tag {a['tag']} of {t.name} to {a['target_tag']}.")
+
+
 def _delete_tag(t: Table, a: dict[str, str]) -> CallResult:
     gone = proc.delete_tag(t, a["tag"])
     return _ok(f"Deleted tag(s) {', '.join(gone) or 'none'} of {t.name}.")
@@ -166,7 +204,8 @@ def _expire(t: Table, a: dict[str, str]) -> CallResult:
 
 
 _RUNNERS: dict[str, Callable[[Table, dict[str, str]], CallResult]] = {
-    "create_tag": _create_tag, "delete_tag": _delete_tag, "create_branch": _create_branch,
+    "create_tag": _create_tag, "replace_tag": _replace_tag, "rename_tag": _rename_tag,
+    "delete_tag": _delete_tag, "create_branch": _create_branch,
     "delete_branch": _delete_branch, "fast_forward": _fast_forward, "rollback": _rollback,
     "expire_snapshots": _expire, "compact": _compact,
 }

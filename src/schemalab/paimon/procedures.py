@@ -1,7 +1,7 @@
 """Paimon's tag and branch procedures, as its Spark procedures name them and Java's
 TagManager, FileSystemBranchManager, RollbackHelper and ExpireSnapshotsImpl lay out files:
-``create_tag``, ``delete_tag``, ``create_branch``, ``delete_branch``, ``fast_forward``,
-``rollback``, ``expire_snapshots``. ``t`` is the main branch's table object.
+``create_tag``, ``replace_tag``, ``rename_tag``, ``delete_tag``, ``create_branch``,
+``delete_branch``, ``fast_forward``, ``rollback``, ``expire_snapshots``. ``t`` is the main branch's table object.
 
 Every refusal comes before anything is written and carries Java's message. Files are created
 create-if-absent (two racing ``create_tag`` calls: one wins, the other is refused), and a
@@ -56,6 +56,45 @@ def create_tag(t: Table, tag: str, snapshot: int | None = None,
                                                     paimon_refs.tag_json(snap, retained)):
         raise _refuse(t, f"Tag '{tag}' already exists.", rule="tag-must-be-new")
     return snap
+
+
+def replace_tag(t: Table, tag: str, snapshot: int | None = None,
+                time_retained: str | None = None) -> Snapshot:
+    """Point existing tag ``tag`` at ``snapshot`` (default: the latest), as Java's
+    ``replaceTag``: the snapshot is found first, then the tag must exist; its file is
+    written anew (Java overwrites it)."""
+    check_ref_name(tag, "tag", table=t.name)
+    retained = None if time_retained is None else \
+        paimon_refs.parse_retention(time_retained, table=t.name)
+    if snapshot is None:
+        snap = t.latest_snapshot
+        if snap is None:
+            raise _refuse(t, "Cannot replace tag because latest snapshot doesn't exist.",
+                          rule="snapshot-must-exist")
+    else:
+        snap = t.snapshot(snapshot)
+    path = paimon_refs.tag_path(t.meta_path, tag)
+    if not fileio.exists(path):
+        raise NotFoundError(f"Table {t.name}: Tag '{tag}' doesn't exist.", table=t.name,
+                            rule="ref-must-exist")
+    fileio.write_replace(path, paimon_refs.tag_json(snap, retained))
+    return snap
+
+
+def rename_tag(t: Table, tag: str, target: str) -> None:
+    """Rename tag ``tag`` to ``target`` (Java's ``TagManager.renameTag``: the tag must exist
+    and the new name must be free). The new file is created create-if-absent before the old
+    one goes, so a racing rename to the same name loses cleanly."""
+    check_ref_name(tag, "tag", table=t.name)
+    check_ref_name(target, "tag", table=t.name)
+    src = paimon_refs.tag_path(t.meta_path, tag)
+    if not fileio.exists(src):
+        raise NotFoundError(f"Table {t.name}: Tag '{tag}' doesn't exist.", table=t.name,
+                            rule="ref-must-exist")
+    dst = paimon_refs.tag_path(t.meta_path, target)
+    if fileio.exists(dst) or not fileio.write_new(dst, fileio.read_bytes(src)):
+        raise _refuse(t, f"Tag '{target}' already exists.", rule="tag-must-be-new")
+    fileio.delete(src)
 
 
 def delete_tag(t: Table, tags: str) -> list[str]:

@@ -26,6 +26,7 @@ from schemalab.sql.statements import (
     IcebergRefStatement,
     IcebergWriteOrder,
     Insert,
+    PaimonTagStatement,
     Query,
     RenameTable,
     ShowTables,
@@ -36,7 +37,7 @@ from schemalab.sql.statements import (
 
 __all__ = [
     "AlterTable", "Call", "CreateTable", "DeleteFrom", "DescribeTable", "DropTable", "IcebergAlter",
-    "IcebergRefStatement", "IcebergWriteOrder", "Insert",
+    "IcebergRefStatement", "IcebergWriteOrder", "Insert", "PaimonTagStatement",
     "Query", "RenameTable", "ShowTables", "Statement", "TableName", "Update", "parse_statement",
     "parse_statements", "rewrite_tables", "split_statements",
 ]

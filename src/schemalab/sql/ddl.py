@@ -524,21 +524,21 @@ def call(parsed: Parsed) -> CallStatement:
     assert isinstance(tree, Call)
     s = _Statement(parsed, "CALL")
     arguments: list[tuple[str, str]] = []
-    for argument in tree.expressions:
-        if not isinstance(argument, exp.Kwarg):
-            raise s.syntax(f"name each argument, as in CALL {tree.name}(table => 'db.t'); "
-                           f"found {argument.sql(dialect='spark')}")
-        value = argument.expression
+    for position, argument in enumerate(tree.expressions, 1):
+        # named (table => 'db.t') or positional ('db.t'), as Paimon's grammar takes them
+        named = isinstance(argument, exp.Kwarg)
+        value = argument.expression if named else argument
+        what = f"argument {argument.name}" if named else f"argument {position}"
         if isinstance(value, exp.Boolean):
             text = "true" if value.this else "false"
         elif isinstance(value, exp.Literal):
             text = value.name
         else:
-            raise s.syntax(f"argument {argument.name} takes a string, a number or a boolean, "
+            raise s.syntax(f"{what} takes a string, a number or a boolean, "
                            f"found {value.sql(dialect='spark')}")
-        if any(name.lower() == argument.name.lower() for name, _ in arguments):
+        if named and any(name.lower() == argument.name.lower() for name, _ in arguments):
             raise s.syntax(f"argument {argument.name} is given twice")
-        arguments.append((argument.name, text))
+        arguments.append((argument.name if named else "", text))
     return CallStatement(tree.name, tuple(arguments), s.text)
 
 

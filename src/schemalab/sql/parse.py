@@ -30,6 +30,7 @@ from schemalab.sql.ddl import (
 from schemalab.sql.dialect import QUERY_STARTS, Call
 from schemalab.sql.iceberg_alter import parse_iceberg_alter
 from schemalab.sql.iceberg_refs import parse_iceberg_refs
+from schemalab.sql.paimon_tags import parse_paimon_tags
 from schemalab.sql.queries import query_sql, read_query, referenced_tables, table_name
 from schemalab.sql.reader import SUPPORTED, Parsed, internal_error, read, snippet, tokenize
 from schemalab.sql.split import split_statements
@@ -112,6 +113,9 @@ def _statement(text: str) -> Statement:
         else None
     if iceberg is not None:  # Iceberg's SQL extensions (partitions, identifier fields, refs)
         return iceberg
+    tags = parse_paimon_tags(text) if word in ("ALTER", "SHOW") else None
+    if tags is not None:  # Paimon's SQL extensions for tags (DELETE/RENAME TAG, SHOW TAGS)
+        return tags
     builder, tree_type, what = _BUILDERS.get(word, (None, exp.Expr, ""))
     kind = _unsupported_kind(word, tokens)
     if builder is None or kind is not None:

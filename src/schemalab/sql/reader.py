@@ -32,8 +32,8 @@ from schemalab.sql.syntax import error_detail, is_word
 __all__ = ["SUPPORTED", "Parsed", "internal_error", "read", "snippet", "tokenize"]
 
 SUPPORTED = ("schemalab runs CREATE TABLE, ALTER TABLE, COMMENT ON, DROP TABLE, SHOW TABLES, "
-             "DESCRIBE, INSERT, DELETE FROM, UPDATE (Iceberg tables) and queries (SELECT, WITH, "
-             "VALUES)")
+             "SHOW TAGS, DESCRIBE, INSERT, DELETE FROM, UPDATE (Iceberg tables), CALL (Paimon's "
+             "procedures) and queries (SELECT, WITH, VALUES)")
 
 _DIALECT = SchemalabSpark()
 

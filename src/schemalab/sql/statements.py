@@ -160,8 +160,9 @@ class Query:
 class Call:
     """``CALL procedure(name => value, ..)``, Paimon's Spark procedure syntax, e.g.
     ``CALL sys.compact(table => 'db.t', order_strategy => 'zorder')``. ``arguments`` are
-    the named arguments in the order written, with their values as text (a string
-    literal's contents, a number or a boolean as written)."""
+    the arguments in the order written, each with its name (``""`` for a positional one,
+    as in ``CALL sys.create_tag('db.t', 'v1')``) and its value as text (a string literal's
+    contents, a number or a boolean as written)."""
 
     procedure: str
     arguments: tuple[tuple[str, str], ...]
@@ -224,6 +225,21 @@ class IcebergWriteOrder:
     text: str = ""
 
 
+@dataclass(frozen=True)
+class PaimonTagStatement:
+    """Paimon's Spark SQL extensions for tags that Iceberg's grammar lacks:
+    ``ALTER TABLE t DELETE TAG [IF EXISTS] v``, ``ALTER TABLE t RENAME TAG v TO w`` and
+    ``SHOW TAGS t`` (``action`` is ``"delete"``, ``"rename"`` or ``"show"``). Creating and
+    replacing a tag is :class:`IcebergRefStatement`: both grammars spell it alike."""
+
+    name: TableName
+    action: str
+    tag: str = ""
+    target: str = ""
+    if_exists: bool = False
+    text: str = ""
+
+
 Statement = (CreateTable | AlterTable | RenameTable | DropTable | ShowTables | DescribeTable
              | Insert | DeleteFrom | Update | Query | Call | IcebergAlter
-             | IcebergRefStatement | IcebergWriteOrder)
+             | IcebergRefStatement | IcebergWriteOrder | PaimonTagStatement)
