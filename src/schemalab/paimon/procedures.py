@@ -1,7 +1,8 @@
 """Paimon's tag and branch procedures, as its Spark procedures name them and Java's
 TagManager, FileSystemBranchManager, RollbackHelper and ExpireSnapshotsImpl lay out files:
 ``create_tag``, ``replace_tag``, ``rename_tag``, ``delete_tag``, ``create_branch``,
-``delete_branch``, ``fast_forward``, ``rollback``, ``expire_snapshots``. ``t`` is the main branch's table object.
+``delete_branch``, ``fast_forward``, ``rollback``, ``expire_snapshots``. ``t`` is the main
+branch's table object.
 
 Every refusal comes before anything is written and carries Java's message. Files are created
 create-if-absent (two racing ``create_tag`` calls: one wins, the other is refused), and a
@@ -36,20 +37,27 @@ def _main(t: Table, what: str) -> None:
                       rule="procedure-arguments")
 
 
+def _tag_target(t: Table, tag: str, snapshot: int | None, time_retained: str | None,
+                verb: str) -> tuple[Snapshot, int | None]:
+    """The snapshot a tag is to name (default: the latest) and its retention in seconds,
+    checked as Java checks them before ``verb``-ing tag ``tag``."""
+    check_ref_name(tag, "tag", table=t.name)
+    retained = None if time_retained is None else \
+        paimon_refs.parse_retention(time_retained, table=t.name)
+    if snapshot is not None:
+        return t.snapshot(snapshot), retained  # from snapshot/ or a tag; refused when neither
+    snap = t.latest_snapshot
+    if snap is None:
+        raise _refuse(t, f"Cannot {verb} tag because latest snapshot doesn't exist.",
+                      rule="snapshot-must-exist")
+    return snap, retained
+
+
 def create_tag(t: Table, tag: str, snapshot: int | None = None,
                time_retained: str | None = None) -> Snapshot:
     """Tag ``snapshot`` (default: the latest) as ``tag``; with ``time_retained`` ('1 d')
     the tag records its create time and retention, as Java's ``Tag``."""
-    check_ref_name(tag, "tag", table=t.name)
-    retained = None if time_retained is None else \
-        paimon_refs.parse_retention(time_retained, table=t.name)
-    if snapshot is None:
-        snap = t.latest_snapshot
-        if snap is None:
-            raise _refuse(t, "Cannot create tag because latest snapshot doesn't exist.",
-                          rule="snapshot-must-exist")
-    else:
-        snap = t.snapshot(snapshot)  # from snapshot/ or a tag; refused when neither
+    snap, retained = _tag_target(t, tag, snapshot, time_retained, "create")
     path = paimon_refs.tag_path(t.meta_path, tag)
     fileio.makedirs(os.path.dirname(path))
     if fileio.exists(path) or not fileio.write_new(path,
@@ -63,16 +71,7 @@ def replace_tag(t: Table, tag: str, snapshot: int | None = None,
     """Point existing tag ``tag`` at ``snapshot`` (default: the latest), as Java's
     ``replaceTag``: the snapshot is found first, then the tag must exist; its file is
     written anew (Java overwrites it)."""
-    check_ref_name(tag, "tag", table=t.name)
-    retained = None if time_retained is None else \
-        paimon_refs.parse_retention(time_retained, table=t.name)
-    if snapshot is None:
-        snap = t.latest_snapshot
-        if snap is None:
-            raise _refuse(t, "Cannot replace tag because latest snapshot doesn't exist.",
-                          rule="snapshot-must-exist")
-    else:
-        snap = t.snapshot(snapshot)
+    snap, retained = _tag_target(t, tag, snapshot, time_retained, "replace")
     path = paimon_refs.tag_path(t.meta_path, tag)
     if not fileio.exists(path):
         raise NotFoundError(f"Table {t.name}: Tag '{tag}' doesn't exist.", table=t.name,
