@@ -100,7 +100,7 @@ INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables
   tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py \
   tests/test_interop_iceberg_refs.py tests/test_interop_iceberg_write.py \
   tests/test_interop_iceberg_refs_write.py tests/test_interop_iceberg_alter_more.py \
-  tests/test_interop_iceberg_leftovers.py
+  tests/test_interop_iceberg_leftovers.py tests/test_interop_time_travel_timestamp.py
 test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
 # Tables through catalogs: Iceberg's and Paimon's REST catalog servers (Java, on 127.0.0.1)

@@ -83,6 +83,13 @@ _ALL = (
          "Paimon SchemaManager / Iceberg TableMetadata"),
     Rule("snapshot-must-exist", "A snapshot id the table does not have.",
          "Paimon SnapshotManager / Iceberg TableMetadata"),
+    Rule("snapshot-as-of-time", "TIMESTAMP AS OF a time before the table's first snapshot "
+         "(or of a table without snapshots).", "Paimon StaticFromTimestampStartingScanner; "
+         "Iceberg SnapshotUtil.snapshotIdAsOfTime"),
+    Rule("time-travel-timestamp", "A TIMESTAMP AS OF expression Spark cannot fold to one "
+         "timestamp: a column, subquery, aggregate, non-deterministic function, or a value "
+         "that does not cast to TIMESTAMP.", "Spark TimeTravelSpec "
+         "(INVALID_TIME_TRAVEL_TIMESTAMP_EXPR)"),
     Rule("field-must-exist", "A field (name or id) the table never had.", _OWN),
     Rule("unknown-system-table", "A system table ($snapshots, $files, ...) the format does "
          "not have or schemalab does not read.", "Paimon / Iceberg system tables"),

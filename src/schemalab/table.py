@@ -23,6 +23,7 @@ from schemalab import fileio
 from schemalab.engine.execute import execute
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.errors import (
+    NotFoundError,
     SchemaChangeError,
     SchemaLabError,
     SqlError,
@@ -200,6 +201,23 @@ class Table(FormatTable[Snapshot, TableSchema]):
             raise SchemaLabError(f"Table {self.name} has no snapshot {snapshot_id} (snapshots: "
                                  f"{ids}{also})", table=self.name, rule="snapshot-must-exist")
         return self.snapshot_manager.get(snapshot_id)
+
+    @_public
+    def snapshot_as_of(self, millis: int) -> Snapshot:
+        """The snapshot a read ``TIMESTAMP AS OF`` ``millis`` (epoch milliseconds) reads, as
+        Paimon's ``scan.timestamp-millis`` (``StaticFromTimestampStartingScanner``): the
+        newest snapshot committed at or before it (tags and expired snapshots do not count;
+        a branch: its own snapshots). None such: Paimon's message (rule
+        ``snapshot-as-of-time``)."""
+        snap = self.snapshot_manager.earlier_or_equal_time_millis(millis)
+        if snap is None:
+            first = self.snapshot_manager.earliest()
+            raise NotFoundError(
+                f"Table {self.name}: There is currently no snapshot earlier than or equal to "
+                f"timestamp [{millis}], the earliest snapshot's timestamp is "
+                f"[{'null' if first is None else first.time_millis}]", table=self.name,
+                rule="snapshot-as-of-time")
+        return snap
 
     @property
     @_public

@@ -57,10 +57,11 @@ from schemalab.sql import (
     parse_statements,
     rewrite_tables,
 )
-from schemalab.sql.queries import Versioned, versioned_tables, view_name
+from schemalab.sql.queries import AsOfTime, Versioned, versioned_tables, view_name
 from schemalab.sql.split import partly_applied
 from schemalab.sql.system_columns import hide_from_stars, named_system_columns
 from schemalab.table import Table
+from schemalab.time_travel import read_as_of
 from schemalab.warehouse_iceberg import (
     create_iceberg,
     delete_message,
@@ -447,9 +448,10 @@ class Warehouse:
 
     def run_query(self, sql: str, tables: Sequence[TableName]) -> DataFrame:
         """Run Spark SQL in which our tables appear as their evolved reads (temp views);
-        ``t VERSION AS OF 'tag'`` (or a snapshot id) reads that tag or snapshot."""
+        ``t VERSION AS OF 'tag'`` (or a snapshot id) reads that tag or snapshot, ``t TIMESTAMP
+        AS OF ..`` the snapshot of that time."""
         mapping: dict[TableName | Versioned, str] = {}
-        if "version" in sql.lower():
+        if "version" in sql.lower() or "time" in sql.lower():  # VERSION / TIMESTAMP AS OF
             for name, version in versioned_tables(sql):
                 db, table = self.resolve(name)
                 view = view_name(db, f"{table}\x00{version!r}")
@@ -486,10 +488,13 @@ class Warehouse:
                 raise
             raise error from None
 
-    def _version_read(self, name: TableName, version: str | int) -> DataFrame:
+    def _version_read(self, name: TableName, version: str | int | AsOfTime) -> DataFrame:
         """``VERSION AS OF``, as Paimon's and Iceberg's Spark time travel: a string names a
-        tag or branch (digits with no such tag: a snapshot id), a number a snapshot id."""
+        tag or branch (digits with no such tag: a snapshot id), a number a snapshot id;
+        ``TIMESTAMP AS OF``: :mod:`schemalab.time_travel`."""
         t = self._open_any(name)
+        if isinstance(version, AsOfTime):
+            return read_as_of(t, version, self.spark)
         if isinstance(version, str) and not (version.isdigit() and version not in
                                              {r.name for r in t.refs if r.kind == "tag"}):
             return t.read(ref=version)

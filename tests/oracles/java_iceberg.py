@@ -74,6 +74,13 @@ class JavaIceberg(JavaPaimon):
         return self.run("catalog_read", warehouse=str(warehouse), table=table,
                         snapshot_id=snapshot_id)
 
+    def as_of_time(self, warehouse: Any, table: str, millis: int) -> dict[str, Any]:
+        """Spark's ``TIMESTAMP AS OF`` resolved as Iceberg's SparkCatalog does (worker op
+        ``as_of_time``): ``snapshot_id`` (``SnapshotUtil.snapshotIdAsOfTime``),
+        ``scan_snapshot_id`` (``TableScan.asOfTime``), and that snapshot's ``columns`` and
+        ``rows``."""
+        return self.run("as_of_time", warehouse=str(warehouse), table=table, millis=millis)
+
     def java_ddl(self, warehouse: Any, table: str, schema: dict[str, Any], *,
                  partitioning: list[Any] = (), properties: dict[str, str] | None = None,
                  statements: list[Any] = ()) -> dict[str, Any]:  # type: ignore[assignment]

@@ -275,6 +275,21 @@ class Reader:
                 "snapshots": [int(x.snapshotId()) for x in table.snapshots()],
                 "metadata_file": str(table.operations().current().metadataFileLocation())}
 
+    def op_as_of_time(self, req: dict[str, Any]) -> Any:
+        """Spark's ``TIMESTAMP AS OF`` as Iceberg's ``SparkCatalog.loadTable(ident,
+        timestamp)`` resolves it, on ``HadoopCatalog(warehouse).loadTable(db.t)``:
+        ``SnapshotUtil.snapshotIdAsOfTime(table, millis)`` (its IllegalArgumentException when
+        there is none), the id ``TableScan.asOfTime(millis)`` picks, and that snapshot read
+        in its own schema (as ``catalog_read``)."""
+        table = self.catalog(req["warehouse"]).loadTable(self.ident(req["table"]))
+        millis = int(req["millis"])
+        sid = int(self.I.util.SnapshotUtil.snapshotIdAsOfTime(table, millis))
+        scan_sid = int(table.newScan().asOfTime(millis).snapshot().snapshotId())
+        read = self.op_catalog_read({"warehouse": req["warehouse"], "table": req["table"],
+                                     "snapshot_id": sid})
+        return {"snapshot_id": sid, "scan_snapshot_id": scan_sid,
+                "columns": read["columns"], "rows": read["rows"]}
+
     def _type(self, node: Any) -> Any:
         """An Iceberg type from its JSON form (ids are reassigned by the caller)."""
         wrapped = {"type": "struct", "schema-id": 0,

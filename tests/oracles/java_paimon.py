@@ -219,6 +219,13 @@ class JavaPaimon:
         return self.run("read", warehouse=warehouse, database=database, table=table,
                         snapshot_id=snapshot_id, options=options)
 
+    def time_travel(self, warehouse: Any, table: str, options: dict[str, str], *,
+                    database: str = "default") -> int | None:
+        """The snapshot id a read with ``options`` starts from (worker op ``time_travel``:
+        ``TimeTravelUtil.tryTravelToSnapshot``)."""
+        return self.run("time_travel", warehouse=warehouse, database=database, table=table,
+                        options=options)
+
     def snapshots(self, warehouse: Any, table: str, *, database: str = "default") -> list[Any]:
         return self.run("snapshots", warehouse=warehouse, database=database, table=table)
 

@@ -685,6 +685,15 @@ class Worker:
                 "types": [f.type().asSQLString() for f in fields],
                 "rows": C.sort_rows(rows)}
 
+    def op_time_travel(self, req: dict[str, Any]) -> Any:
+        """The snapshot id a read with ``options`` (``scan.timestamp-millis``, ...) starts
+        from: ``TimeTravelUtil.tryTravelToSnapshot`` of the table copied with them, the
+        snapshot its scan and its schema use (None: no time travel option); a time before
+        the first snapshot raises StaticFromTimestampStartingScanner's message."""
+        table = self.table(req).copy(dict(req.get("options") or {}))
+        snap = self.P.table.source.snapshot.TimeTravelUtil.tryTravelToSnapshot(table)
+        return int(snap.get().id()) if snap.isPresent() else None
+
     def op_delete_where(self, req: dict[str, Any]) -> Any:
         """``DELETE FROM t WHERE column IN (values)`` on an append table with deletion
         vectors, the way paimon-spark does it (PaimonSparkWriter.persistDeletionVectors): row

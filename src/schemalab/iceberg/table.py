@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime as dt
 import os
 from typing import TYPE_CHECKING
 
 from schemalab.engine.plan import ReadPlan
+from schemalab.errors import NotFoundError
 from schemalab.format import FormatTable, RefTarget, unknown_ref
 from schemalab.history.graph import with_refs
 from schemalab.history.model import TableHistory
@@ -84,6 +86,22 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
         """Snapshot → its manifest list → manifests → file entries (ADDED, EXISTING,
         DELETED), with partitions and column bounds decoded and shown under today's names."""
         return snapshot_tree(self, snapshot_id)
+
+    def snapshot_as_of(self, millis: int) -> IcebergSnapshot:
+        """The snapshot a read ``TIMESTAMP AS OF`` ``millis`` (epoch milliseconds) reads, as
+        Iceberg's ``SnapshotUtil.snapshotIdAsOfTime`` (1.12): the ``snapshot-log`` entry
+        with the greatest ``timestamp-ms`` at or before ``millis`` (the first of equals).
+        None such: Iceberg's message (rule ``snapshot-as-of-time``)."""
+        root = self._root
+        best: tuple[int, int] | None = None  # (timestamp-ms, snapshot id)
+        for sid, ts in root.metadata.snapshot_log:
+            if ts <= millis and (best is None or ts > best[0]):
+                best = (ts, sid)
+        if best is None:
+            raise NotFoundError(f"Table {root.name}: Cannot find a snapshot older than "
+                                f"{_instant_text(millis)}", table=root.name,
+                                rule="snapshot-as-of-time")
+        return root.snapshot(best[1])
 
     # ---- metadata tables ----------------------------------------------------------------
 
@@ -180,3 +198,14 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
             return plan_iceberg_read(self, target, [], None)
         data, deletes = self.live_files(snap.snapshot_id)
         return plan_iceberg_read(self, target, data, snap.snapshot_id, deletes=deletes)
+
+
+def _instant_text(millis: int) -> str:
+    """``DateTimeUtil.formatTimestampMillis``: Java's ``Instant.toString()`` with ``+00:00``
+    for ``Z`` (``2026-11-28T04:40:00+00:00``, ``..:00.120+00:00``)."""
+    try:
+        when = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=millis)
+    except OverflowError:  # beyond year 9999: Python's datetime ends there
+        return f"{millis} ms after the epoch"
+    ms = f".{when.microsecond // 1000:03d}" if when.microsecond else ""
+    return when.strftime("%Y-%m-%dT%H:%M:%S").rjust(19, "0") + ms + "+00:00"

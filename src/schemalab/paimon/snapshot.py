@@ -301,6 +301,28 @@ class SnapshotManager:
         sid = self.earliest_id()
         return None if sid is None else self.get(sid)
 
+    def earlier_or_equal_time_millis(self, millis: int) -> Snapshot | None:
+        """The snapshot a read as of ``millis`` (epoch milliseconds) starts from, as Java's
+        ``SnapshotManager.earlierOrEqualTimeMills``: None when the earliest snapshot is
+        younger, else a binary search over the ids from the earliest to the latest (the
+        last one committed before ``millis``, or one committed at exactly ``millis``). Only
+        the snapshot files count: not tags, not expired snapshots."""
+        latest = self.latest_id()
+        first = None if latest is None else self.earliest()
+        if latest is None or first is None or first.time_millis > millis:
+            return None
+        low, found = first.id, None
+        while low <= latest:
+            mid = low + (latest - low) // 2
+            snap = self.get(mid)
+            if snap.time_millis > millis:
+                latest = mid - 1
+            elif snap.time_millis < millis:
+                low, found = mid + 1, snap
+            else:
+                return snap
+        return found
+
     def commit(self, snapshot: Snapshot) -> bool:
         """Write ``snapshot-<id>`` if no such file exists; True if this call wrote it.
 

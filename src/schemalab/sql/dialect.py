@@ -82,6 +82,14 @@ class SchemalabParser(AlterSyntax, TypeSyntax):
 
     SUPPORTS_TABLE_QUERY = True
 
+    # Spark's temporalClause: FOR? (SYSTEM_VERSION | VERSION | SYSTEM_TIME | TIMESTAMP) AS OF
+    VERSION_PHRASES: ClassVar[dict[tuple[str, ...], str]] = {
+        **AlterSyntax.VERSION_PHRASES,
+        ("FOR", "SYSTEM_VERSION"): "VERSION",
+        ("SYSTEM_VERSION", "AS", "OF"): "VERSION",
+        ("SYSTEM_TIME", "AS", "OF"): "TIMESTAMP",
+    }
+
     STATEMENT_PARSERS: ClassVar[dict[TokenType, Callable[..., exp.Expr | None]]] = {
         **AlterSyntax.STATEMENT_PARSERS,
         TokenType.SHOW: lambda self: self._parse_show(),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.tokens import Token
@@ -25,9 +26,8 @@ from schemalab.sql.statements import TableName
 # Spark's TABLE t, which sqlglot reads as SELECT * FROM t
 _TABLE_QUERY = re.compile(r"TABLE\b", re.IGNORECASE)
 
-__all__ = ["query_sql", "read_query", "referenced_tables", "rewrite_query", "rewrite_tables",
-           "versioned_tables",
-           "table_name"]
+__all__ = ["AsOfTime", "query_sql", "read_query", "referenced_tables", "rewrite_query",
+           "rewrite_tables", "table_name", "versioned_tables"]
 
 
 def read_query(sql: str, what: str = "query", *, tokens: list[Token] | None = None) -> Parsed:
@@ -92,23 +92,46 @@ def referenced_tables(tree: exp.Expr) -> tuple[TableName, ...]:
     return tuple(names)
 
 
-#: a table read ``VERSION AS OF`` a tag name (str) or a snapshot id (int)
-Versioned = tuple[TableName, str | int]
+@dataclass(frozen=True)
+class AsOfTime:
+    """``t TIMESTAMP AS OF <expression>`` (Spark's synonym: ``FOR SYSTEM_TIME AS OF``): the
+    expression as Spark SQL text; Spark, not the parser, says which time it is
+    (:func:`schemalab.time_travel.timestamp_micros`).
+
+    >>> versioned_tables("SELECT * FROM t FOR SYSTEM_TIME AS OF '2026-11-28 04:40:00'")
+    ((TableName(database=None, table='t'), TIMESTAMP AS OF '2026-11-28 04:40:00'),)
+    """
+
+    expression: str
+    #: the expression's tree (not compared: the text says it all)
+    tree: exp.Expr | None = field(default=None, compare=False, hash=False, repr=False)
+
+    def __repr__(self) -> str:
+        return f"TIMESTAMP AS OF {self.expression}"
 
 
-def _version_of(table: exp.Table) -> str | int | None:
-    """What ``t VERSION AS OF 'v1'`` / ``VERSION AS OF 3`` names (None: no such clause)."""
+#: a table read ``VERSION AS OF`` a tag name (str) or a snapshot id (int), or
+#: ``TIMESTAMP AS OF`` a time (:class:`AsOfTime`)
+Versioned = tuple[TableName, str | int | AsOfTime]
+
+
+def _version_of(table: exp.Table) -> str | int | AsOfTime | None:
+    """What ``t VERSION AS OF 'v1'`` / ``VERSION AS OF 3`` names, or ``TIMESTAMP AS OF ..``
+    (None: no such clause)."""
     v = table.args.get("version")
-    if not isinstance(v, exp.Version) or v.text("this").upper() != "VERSION":
+    if not isinstance(v, exp.Version) or v.args.get("kind") != "AS OF" \
+            or v.expression is None:
         return None
+    if v.text("this").upper() == "TIMESTAMP":
+        return AsOfTime(v.expression.sql(dialect="spark"), v.expression)
     lit = v.expression
-    if not isinstance(lit, exp.Literal):
+    if v.text("this").upper() != "VERSION" or not isinstance(lit, exp.Literal):
         return None
     return str(lit.this) if lit.is_string else int(lit.this)
 
 
 def versioned_tables(sql: str) -> tuple[Versioned, ...]:
-    """The ``VERSION AS OF`` reads of query ``sql``, each once."""
+    """The ``VERSION AS OF`` and ``TIMESTAMP AS OF`` reads of query ``sql``, each once."""
     out: list[Versioned] = []
     for table in _table_references(read_query(sql).tree):
         version = _version_of(table)
