@@ -224,6 +224,20 @@ def test_many_positions_in_many_words(tmp_path: Path, spark: Any) -> None:
     assert _read(files, spark) == [i for i in range(n) if i not in set(deleted)]
 
 
+def test_positions_of_files_whose_rows_end_inside_a_word(tmp_path: Path, spark: Any) -> None:
+    """Each file's bits start at a 64-bit word of their own: files whose row counts are not
+    multiples of 64 (1, 63, 65, 130 rows) lose exactly their own first and last rows, and a
+    file without deletes between them loses none."""
+    sizes, start, files, kept = [65, 1, 63, 7, 130], 0, [], []
+    for k, n in enumerate(sizes):
+        ids = range(start, start + n)
+        deleted = None if k == 3 else sorted({0, n - 1})
+        files.append(_file(tmp_path / f"f{k}.parquet", ids, deleted))
+        kept += [i for j, i in enumerate(ids) if deleted is None or j not in deleted]
+        start += n
+    assert _read(files, spark) == kept
+
+
 def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25: deletes by position are a bitmap test in the scan's own filter (no join);
