@@ -11,6 +11,8 @@ deleted at random positions, three ways:
                  RoaringBitmap32 in Paimon's layout), decoded by schemalab's reader;
 * ``posfile``    position delete files: one Iceberg position delete file (``file_path``,
                  ``pos``) per data file, read with pyarrow;
+* ``equality``   equality delete files: one Iceberg equality delete file on ``id`` per data
+                 file (its deleted rows' ids), anti-joined by value;
 * ``plain``      the surviving rows written to the same number of files, no deletes.
 
 Each read is schemalab's engine (``plan_read`` + ``execute``: planning, decoding the deletes on
@@ -21,8 +23,9 @@ the driver, the scan, the anti-join) followed by one aggregate (count and max of
                  position) and removed by a broadcast anti-join on (file name, row index).
 
 Candidates are interleaved per round, after one warm-up each; the median and minimum of
-``--repeats`` rounds are printed with the machine's load average. Generated data is kept
-under ``--dir`` and reused when its marker matches the parameters.
+``--repeats`` rounds are printed with the machine's load average, and the median CPU time
+(Spark's JVM and this process: steadier than the wall clock on a shared machine).
+Generated data is kept under ``--dir`` and reused when its marker matches the parameters.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 PAIMON_DV_MAGIC = 1581511376
 
 
@@ -56,7 +59,7 @@ def generate(root: Path, rows: int, files: int, share: float) -> None:
     if marker.exists() and json.loads(marker.read_text()) == params:
         return
     shutil.rmtree(root, ignore_errors=True)
-    for d in ("data", "plain", "index", "deletes"):
+    for d in ("data", "plain", "index", "deletes", "equality"):
         (root / d).mkdir(parents=True)
     rng = np.random.default_rng(7)
     per = rows // files
@@ -80,6 +83,8 @@ def generate(root: Path, rows: int, files: int, share: float) -> None:
                                                        len(deleted)),
                                  "pos": pa.array(deleted, pa.int64())}),
                        root / "deletes" / f"{name}-deletes.parquet", compression="zstd")
+        pq.write_table(pa.table([pa.array(ids[deleted])], schema=pa.schema([schema.field(0)])),
+                       root / "equality" / f"{name}-eq.parquet", compression="zstd")
     marker.write_text(json.dumps(params))
 
 
@@ -90,6 +95,13 @@ def aggregate(df: Any) -> list[Any]:
     for c in df.columns:
         exprs += [F.count(F.col(c)).alias(f"n_{c}"), F.max(F.col(c)).alias(f"max_{c}")]
     return list(df.agg(*exprs).collect()[0])
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of process ``pid`` and of this one: on a machine shared
+    with other work, a steadier measure of a read's cost than the wall clock."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + time.process_time()
 
 
 def main() -> None:
@@ -113,7 +125,13 @@ def main() -> None:
 
     from schemalab import local_spark
     from schemalab.engine.execute import execute
-    from schemalab.engine.plan import DataFile, PositionDeletes, plan_read
+    from schemalab.engine.plan import (
+        DataFile,
+        EqualityDeletes,
+        PositionDeletes,
+        extra_name,
+        plan_read,
+    )
     from schemalab.iceberg.deletes import file_positions
     from schemalab.paimon.index import read_deletion_vector
     from schemalab.schema import TableSchema
@@ -135,6 +153,9 @@ def main() -> None:
             if kind == "plain":
                 out.append(DataFile(path, 0, pq.ParquetFile(path).metadata.num_rows))
                 continue
+            if kind == "equality":
+                out.append(DataFile(path, 0, per, data_sequence_number=1))
+                continue
             if kind == "dv":
                 index = root / "index" / f"index-{i:03d}"
                 (size,) = struct.unpack(">i", index.read_bytes()[1:5])
@@ -147,9 +168,23 @@ def main() -> None:
             out.append(DataFile(path, 0, per, deletes=(d,)))
         return out
 
+    eq_schema = TableSchema(0, (DataField(1, extra_name(1), parse_type("BIGINT")),), 1)
+    id_schema = TableSchema(0, (schema.fields[0],), 1)
+
+    def equality_deletes() -> list[EqualityDeletes]:
+        out = []
+        for n in names:
+            path = str(root / "equality" / f"{n}-eq.parquet")
+            rows = pq.ParquetFile(path).metadata.num_rows
+            eq = DataFile(path, 0, rows, data_sequence_number=2)
+            out.append(EqualityDeletes(path, 2, (1,), None, plan_read(
+                "bench", eq_schema, [eq], lambda f: id_schema, CastMode.EXPLICIT), rows))
+        return out
+
     def engine(kind: str) -> Callable[[], list[Any]]:
         def run() -> list[Any]:
-            plan = plan_read("bench", schema, files(kind), lambda f: schema, CastMode.EXPLICIT)
+            plan = plan_read("bench", schema, files(kind), lambda f: schema, CastMode.EXPLICIT,
+                             equality_deletes=equality_deletes() if kind == "equality" else ())
             return aggregate(execute(plan, spark))
         return run
 
@@ -177,7 +212,7 @@ def main() -> None:
 
     candidates: dict[str, Callable[[], list[Any]]] = {
         "plain": engine("plain"), "dv": engine("dv"), "posfile": engine("posfile"),
-        "per-row": per_row}
+        "equality": engine("equality"), "per-row": per_row}
     expected = None
     for name, run in candidates.items():  # warm-up, and every candidate reads the same rows
         got = run()
@@ -187,20 +222,26 @@ def main() -> None:
     times: dict[str, list[float]] = {n: [] for n in candidates}
     order = list(candidates)
     loads = []
+    jvm = int(spark._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+    cpu: dict[str, list[float]] = {n: [] for n in candidates}
     for r in range(args.repeats):
         for name in (order if r % 2 == 0 else order[::-1]):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), cpu_seconds(jvm)
             candidates[name]()
             times[name].append(time.perf_counter() - t)
+            cpu[name].append(cpu_seconds(jvm) - c)
         loads.append(os.getloadavg()[0])
     plain = statistics.median(times["plain"])
+    plain_cpu = statistics.median(cpu["plain"])
     print(f"\n{args.rows:,} rows, {args.files} files, {args.share:.0%} deleted; "
           f"median (min) of {args.repeats}; load average during the rounds "
           f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
-    print(f"{'candidate':10s} {'median s':>9s} {'min s':>7s} {'/plain':>7s}")
+    print(f"{'candidate':10s} {'median s':>9s} {'min s':>7s} {'/plain':>7s} "
+          f"{'cpu s':>7s} {'/plain':>7s}")
     for name, ts in times.items():
-        med = statistics.median(ts)
-        print(f"{name:10s} {med:9.2f} {min(ts):7.2f} {med / plain:7.2f}")
+        med, c = statistics.median(ts), statistics.median(cpu[name])
+        print(f"{name:10s} {med:9.2f} {min(ts):7.2f} {med / plain:7.2f} "
+              f"{c:7.2f} {c / plain_cpu:7.2f}")
 
 
 if __name__ == "__main__":

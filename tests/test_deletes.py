@@ -224,6 +224,37 @@ def test_many_positions_in_many_words(tmp_path: Path, spark: Any) -> None:
     assert _read(files, spark) == [i for i in range(n) if i not in set(deleted)]
 
 
+def test_positions_of_files_whose_rows_end_inside_a_word(tmp_path: Path, spark: Any) -> None:
+    """Each file's bits start at a 64-bit word of their own: files whose row counts are not
+    multiples of 64 (1, 63, 65, 130 rows) lose exactly their own first and last rows, and a
+    file without deletes between them loses none."""
+    sizes, start, files, kept = [65, 1, 63, 7, 130], 0, [], []
+    for k, n in enumerate(sizes):
+        ids = range(start, start + n)
+        deleted = None if k == 3 else sorted({0, n - 1})
+        files.append(_file(tmp_path / f"f{k}.parquet", ids, deleted))
+        kept += [i for j, i in enumerate(ids) if deleted is None or j not in deleted]
+        start += n
+    assert _read(files, spark) == kept
+
+
+def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> None:
+    """Files without deletes by position are read by a scan of their own, with no row
+    positions and no filter: exactly a plain read of them."""
+    files = [_file(tmp_path / "a.parquet", range(0, 10), [2]),
+             _file(tmp_path / "b.parquet", range(10, 20)),
+             _file(tmp_path / "c.parquet", range(20, 30))]
+    plan = plan_read("t", SCHEMA, files, lambda f: SCHEMA, CastMode.EXPLICIT)
+    scans = [line for line in execute(plan, spark)._jdf.queryExecution().executedPlan()
+             .toString().splitlines() if "FileScan" in line]
+    assert len(scans) == 2
+    positions = [s for s in scans if "row_index" in s]
+    whole = [s for s in scans if "row_index" not in s]
+    assert len(positions) == 1 and "(1 paths)" in positions[0]
+    assert "(2 paths)" in whole[0] and "file_name" not in whole[0]
+    assert _read(files, spark) == [i for i in range(30) if i != 2]
+
+
 def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25: deletes by position are a bitmap test in the scan's own filter (no join);

@@ -104,13 +104,15 @@ def _read_all(plan: ReadPlan, spark: SparkSession) -> DataFrame:
 def _scans(files: Sequence[DataFile], need_names: bool) -> list[tuple[list[DataFile], bool]]:
     """The scans a group's files are read in: (files, read on the driver). Avro files and
     ORC files with deletes by position go through the driver; the others through Spark, in
-    scans whose file names are unique when rows must be told apart by file."""
+    scans whose file names are unique when rows must be told apart by file. Files without
+    deletes by position are a scan of their own: no row positions, no filter, a plain read."""
     driver = [f for f in files if f.format == "avro" or (f.format == "orc" and f.deletes)]
-    native = [f for f in files if f not in driver]
+    deleted = [f for f in files if f not in driver and f.deletes]
+    whole = [f for f in files if f not in driver and not f.deletes]
     out: list[tuple[list[DataFile], bool]] = [(driver, True)] if driver else []
-    if native:
-        split = need_names or any(f.deletes for f in native)
-        out.extend((fs, False) for fs in (unique_name_scans(native) if split else [native]))
+    out.extend((fs, False) for fs in unique_name_scans(deleted))
+    if whole:
+        out.extend((fs, False) for fs in (unique_name_scans(whole) if need_names else [whole]))
     return out
 
 
