@@ -49,6 +49,23 @@ $(JAVA_PAIMON_STAMP): $(JAVA_PAIMON_REQS)
 	$(JAVA_PAIMON_VENV)/bin/python -m pip install --quiet -r $(JAVA_PAIMON_REQS)
 	@touch $(JAVA_PAIMON_STAMP)
 
+# Iceberg's own Spark SQL (tests/oracles/iceberg_spark.py): Iceberg 1.12.0's Spark runtime
+# supports Spark 4.1 only, $(VENV) has PySpark 4.3, so its worker runs in a venv of its own;
+# the runtime jar comes through spark.jars.packages into .cache/ivy on the worker's first start.
+ICEBERG_SPARK_VENV := .venv-iceberg-spark
+ICEBERG_SPARK_STAMP := $(ICEBERG_SPARK_VENV)/.installed
+ICEBERG_SPARK_REQS := tests/oracles/requirements-iceberg-spark.txt
+
+.PHONY: $(ICEBERG_SPARK_VENV)
+$(ICEBERG_SPARK_VENV): $(ICEBERG_SPARK_STAMP)
+
+$(ICEBERG_SPARK_STAMP): $(ICEBERG_SPARK_REQS)
+	@command -v python3.11 >/dev/null 2>&1 && PYBIN=python3.11 || PYBIN=python3; \
+	  test -x $(ICEBERG_SPARK_VENV)/bin/python || $$PYBIN -m venv $(ICEBERG_SPARK_VENV)
+	$(ICEBERG_SPARK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(ICEBERG_SPARK_VENV)/bin/python -m pip install --quiet -r $(ICEBERG_SPARK_REQS)
+	@touch $(ICEBERG_SPARK_STAMP)
+
 # The newest releases as oracles, from Maven Central (tests/oracles/java/): Java Paimon 2.0.0
 # and Java Iceberg 1.12.0, each a plain classpath (no build) that the py4j workers in
 # $(JAVA_PAIMON_VENV) start a JVM on. Maven's repository stays under $(ORACLES) (ignored).
@@ -94,14 +111,17 @@ $(PAIMON_REST_CP): tests/oracles/java/paimon-rest/pom.xml $(PAIMON2_CP)
 oracle-jars: $(PAIMON2_CP) $(ICEBERG12_CP) $(ICEBERG_REST_CP) $(PAIMON_REST_CP)
 
 # The Java cross-checks: Paimon 1.0 and 2.0.0 both ways, every snapshot, Java's real tables;
-# Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot.
+# Iceberg 1.12.0 reading the Iceberg 1.10.2 fixture tables at every snapshot; Iceberg 1.12.0's
+# Spark SQL running the same ALTERs as schemalab.
 INTEROP_TESTS := tests/test_interop_java_paimon.py tests/test_java_paimon_tables.py \
   tests/test_interop_paimon_2x.py tests/test_interop_paimon_refs.py tests/test_interop_paimon_blob.py \
   tests/test_parquet_encoding.py tests/test_partition_paths.py tests/test_interop_java_iceberg.py \
   tests/test_interop_iceberg_refs.py tests/test_interop_iceberg_write.py \
   tests/test_interop_iceberg_refs_write.py tests/test_interop_iceberg_alter_more.py \
-  tests/test_interop_iceberg_leftovers.py tests/test_interop_time_travel_timestamp.py
-test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP)
+  tests/test_interop_iceberg_leftovers.py tests/test_interop_time_travel_timestamp.py \
+  tests/test_interop_iceberg_spark_sql.py
+test-interop: check-java $(STAMP) $(JAVA_PAIMON_STAMP) $(PAIMON2_CP) $(ICEBERG12_CP) \
+  $(ICEBERG_SPARK_STAMP)
 	$(PY) -m pytest -q $(INTEROP_TESTS)
 # Tables through catalogs: Iceberg's and Paimon's REST catalog servers (Java, on 127.0.0.1)
 # and pyiceberg's SQL catalog on SQLite, read by schemalab (tests/test_catalogs.py).

@@ -304,7 +304,7 @@ def test_types(type_sql: str, expected: DataType) -> None:
      [AddColumn(("s", "inner"), INT(), None, Move("inner", "FIRST"))]),
     ("ADD COLUMN m MAP<STRING, TIMESTAMP>", [AddColumn(("m",), MapType(STRING(False), LTZ()))]),
     ("DROP COLUMN c", [DropColumn(("c",))]),
-    ("DROP COLUMN IF EXISTS c", [DropColumn(("c",))]),
+    ("DROP COLUMN IF EXISTS c", [DropColumn(("c",), True)]),
     ("DROP COLUMNS (a, b)", [DropColumn(("a",)), DropColumn(("b",))]),
     ("DROP COLUMNS a, s.b", [DropColumn(("a",)), DropColumn(("s", "b"))]),
     ("DROP COLUMN a.b.c", [DropColumn(("a", "b", "c"))]),

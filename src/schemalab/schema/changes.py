@@ -84,9 +84,12 @@ class AddColumn:
 @dataclass(frozen=True)
 class DropColumn:
     path: tuple[str, ...]
+    #: ``DROP COLUMN IF EXISTS``: Iceberg tables skip a missing column (Spark's analyzer
+    #: leaves it out); Paimon's schema rules still report it
+    if_exists: bool = False
 
     def sql(self) -> str:
-        return f"DROP COLUMN {_path_sql(self.path)}"
+        return f"DROP COLUMN {'IF EXISTS ' if self.if_exists else ''}{_path_sql(self.path)}"
 
 
 @dataclass(frozen=True)

@@ -351,9 +351,10 @@ def _changes(s: _Statement, action: exp.Expr) -> list[SchemaChange]:
     if isinstance(action, exp.ColumnDef):
         return [_add_column(s, action)]
     if isinstance(action, exp.Drop):
-        # DropColumn has no if-exists flag: with IF EXISTS a missing column is still
-        # reported by the schema rules instead of being skipped.
-        return [DropColumn(_path(path)) for path in action.expressions]
+        # IF EXISTS: an Iceberg table skips a missing column, as Spark's analyzer leaves it
+        # out; Paimon's schema rules still report it.
+        exists = bool(action.args.get("exists"))
+        return [DropColumn(_path(path), exists) for path in action.expressions]
     if isinstance(action, exp.RenameColumn):
         return [RenameColumn(_path(action.this), action.args["to"].name)]
     if isinstance(action, exp.AlterColumn):

@@ -22,6 +22,7 @@ from schemalab.iceberg.types import (
     parse_iceberg_type,
 )
 from schemalab.iceberg.write.schema_json import FieldIds, iceberg_type_of, schema_json, type_json
+from schemalab.iceberg.write.sort_order import java_field_text
 from schemalab.iceberg.write.tablemeta import set_current_schema
 from schemalab.schema.changes import (
     AddColumn,
@@ -124,25 +125,51 @@ class SchemaUpdate:
             return list(t["fields"])
         return None
 
-    def find(self, path: Sequence[str]) -> tuple[list[dict[str, Any]], int] | None:
-        """(the field list holding the column at ``path``, its index there), or None."""
-        fields = self.fields
-        for depth, name in enumerate(path):
-            idx = next((i for i, f in enumerate(fields) if f["name"] == name), None)
+    def _walk(self, path: Sequence[str]) -> tuple[list[dict[str, Any]], int, int] | None:
+        """(the field list holding the column a prefix of ``path`` names, its index there,
+        how many parts that prefix has): the column, or the list or map whose
+        ``element`` / ``value`` the rest of ``path`` names (Spark's field names for them,
+        ``m.value.k``, as Java's ``findField`` indexes them)."""
+        fields, depth = self.fields, 0
+        while True:
+            idx = next((i for i, f in enumerate(fields) if f["name"] == path[depth]), None)
             if idx is None:
                 return None
-            if depth == len(path) - 1:
-                return fields, idx
+            depth += 1
+            named = depth
+            if depth == len(path):
+                return fields, idx, depth
             t = fields[idx]["type"]
-            while isinstance(t, dict) and t.get("type") in ("list", "map") and \
-                    depth + 1 < len(path) and path[depth + 1] in ("element", "value"):
-                return None  # explicit element/value paths: not needed by Spark's SQL
             while isinstance(t, dict) and t.get("type") in ("list", "map"):
-                t = t["element"] if t["type"] == "list" else t["value"]
+                step = "element" if t["type"] == "list" else "value"
+                t = t[step]
+                if path[depth] == step:  # named explicitly, as Spark does
+                    depth += 1
+                    if depth == len(path):
+                        return fields, idx, named
             if not (isinstance(t, dict) and t.get("type") == "struct"):
                 return None
             fields = t["fields"]
-        return None
+
+    def find(self, path: Sequence[str]) -> tuple[list[dict[str, Any]], int] | None:
+        """(the field list holding the column at ``path``, its index there), or None (also
+        for a list's element or a map's value itself, which is no column of a struct)."""
+        hit = self._walk(path)
+        if hit is None or hit[2] != len(path):
+            return None
+        return hit[0], hit[1]
+
+    def _parent_type(self, parent: Sequence[str]) -> tuple[Any, Any] | None:
+        """(the type a new column under ``parent`` goes into, before looking through a list
+        or map; the field that holds it), or None when ``parent`` names nothing."""
+        hit = self._walk(parent)
+        if hit is None:
+            return None
+        pf = hit[0][hit[1]]
+        t = pf["type"]
+        for _ in range(len(parent) - hit[2]):  # parent ends in .element / .value
+            t = t["element"] if t["type"] == "list" else t["value"]
+        return t, pf
 
     def _field(self, path: Sequence[str], what: str) -> dict[str, Any]:
         hit = self.find(path)
@@ -165,11 +192,10 @@ class SchemaUpdate:
         name, parent = c.path[-1], c.path[:-1]
         full = ".".join(c.path)
         if parent:
-            hit = self.find(parent)
-            if hit is None:
+            found = self._parent_type(parent)
+            if found is None:
                 raise self.fail(f"Cannot find parent struct: {'.'.join(parent)}", full)
-            pf = hit[0][hit[1]]
-            t = pf["type"]
+            t, pf = found
             while isinstance(t, dict) and t.get("type") in ("list", "map"):
                 t = t["element"] if t["type"] == "list" else t["value"]
             if not (isinstance(t, dict) and t.get("type") == "struct"):
@@ -201,12 +227,16 @@ class SchemaUpdate:
     def _drop(self, c: DropColumn) -> None:
         full = ".".join(c.path)
         hit = self.find(c.path)
+        if hit is None and c.if_exists:
+            return  # Spark's analyzer leaves the column out: Iceberg never sees it
         if hit is None:
             raise self.fail(f"Cannot delete missing column: {full}", full)
         fields, idx = hit
         for ident in self.identifiers:
             if ident == full or ident.startswith(full + "."):
-                raise self.fail(f"Cannot delete identifier field {ident}. To force deletion, "
+                shown = java_field_text(parse_fields({"fields": [fields[idx]]}, self.version,
+                                                     "")[0])
+                raise self.fail(f"Cannot delete identifier field {shown}. To force deletion, "
                                 "also call setIdentifierFields to update identifier fields.",
                                 full)
         del fields[idx]

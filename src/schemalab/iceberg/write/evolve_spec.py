@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from schemalab.errors import SchemaChangeError
+from schemalab.errors import SchemaChangeError, SchemaLabError
 from schemalab.iceberg.metadata import IcebergSchema, PartitionField, parse_table_metadata
-from schemalab.iceberg.types import IcebergPrimitiveType, IcebergStructType
+from schemalab.iceberg.types import IcebergPrimitiveType, IcebergStructType, iceberg_type_text
 from schemalab.iceberg.write.partitioning import check_transform
+from schemalab.iceberg.write.sort_order import java_field_text, java_type_text
 from schemalab.iceberg.write.tablemeta import set_current_schema, set_default_spec
 
 _RULE = "iceberg-partition-transform"
@@ -52,20 +53,18 @@ def apply_iceberg_alter(d: dict[str, Any], action: str,
         fields = _drop(fields, transforms[0], schema, m.format_version, table)
     if action in ("ADD", "REPLACE"):
         transform, column = transforms[-1]
-        by_name = {schema.full_name(i): i for i in schema.index}
-        source = by_name.get(column)
-        if source is None:
-            raise _fail(f"Cannot find source column: {column}", table, column)
-        src = schema.find(source)
-        assert src is not None
-        check_transform(transform, src.type, table, column)
-        if any(f.source_ids[0] == source and f.transform == transform for f in fields):
-            raise _fail(f"Cannot add duplicate partition field {transform}({column})", table,
-                        column)
+        source = _bind(schema, transform, column, table)
+        existing = next((f for f in fields
+                         if f.source_ids[0] == source and f.transform == transform), None)
+        shown = "null" if alias is None else alias  # Java's %s of a null name
+        if existing is not None:
+            raise _fail(f"Cannot add duplicate partition field {shown}="
+                        f"{_term(transform, column)}, conflicts with {_field_text(existing)}",
+                        table, column)
         name = alias or evolved_name(transform, column)
         if any(f.name == name for f in fields if f.transform != "void"):
-            raise _fail(f"Cannot add a partition field with existing name: {name}", table,
-                        column)
+            # (Java names the alias given: "null" when the name was generated)
+            raise _fail(f"Cannot add duplicate partition field name: {shown}", table, column)
         # a v1 field dropped earlier (void) gives its name up, as Java renames it
         fields = [PartitionField(f.field_id, f.source_ids, f"{f.name}_{f.field_id}", f.transform)
                   if f.transform == "void" and f.name == name else f for f in fields]
@@ -76,14 +75,46 @@ def apply_iceberg_alter(d: dict[str, Any], action: str,
     set_default_spec(d, fields)
 
 
+def _term(transform: str, column: str) -> str:
+    """A partition term as Java's ``UnboundTerm.toString`` prints it."""
+    ref = f'ref(name="{column}")'
+    return ref if transform == "identity" else f"{transform}({ref})"
+
+
+def _field_text(f: PartitionField) -> str:
+    """A partition field as Java's ``PartitionField.toString``: ``1000: id_bucket:
+    bucket[8](1)``."""
+    return f"{f.field_id}: {f.name}: {f.transform}({f.source_ids[0]})"
+
+
+def _bind(schema: IcebergSchema, transform: str, column: str, table: str) -> int:
+    """The source id of ``transform(column)``, bound as Java's ``UnboundTerm.bind`` does,
+    with its messages."""
+    by_name = {schema.full_name(i): i for i in schema.index}
+    source = by_name.get(column)
+    if source is None:
+        raise _fail(f"Cannot find field '{column}' in struct: {java_type_text(schema)}",
+                    table, column)
+    src = schema.find(source)
+    assert src is not None
+    try:
+        check_transform(transform, src.type, table, column)
+    except SchemaChangeError:
+        raise
+    except SchemaLabError as e:
+        raise _fail(f"Cannot bind: {transform} cannot transform {iceberg_type_text(src.type)} "
+                    f"values from '{column}'", table, column) from e
+    return source
+
+
 def _drop(fields: list[PartitionField], term: tuple[str, str], schema: IcebergSchema,
           version: int, table: str) -> list[PartitionField]:
     name_or_transform, column = term
     if column:
-        by_name = {schema.full_name(i): i for i in schema.index}
+        source = _bind(schema, name_or_transform, column, table)
         hit = [f for f in fields if f.transform == name_or_transform
-               and f.source_ids[0] == by_name.get(column)]
-        shown = f"{name_or_transform}({column})"
+               and f.source_ids[0] == source]
+        shown = _term(name_or_transform, column)
     else:
         hit = [f for f in fields if f.name == name_or_transform and f.transform != "void"]
         shown = name_or_transform
@@ -133,6 +164,7 @@ def _identifier_fields(d: dict[str, Any], schema: IcebergSchema, action: str,
 def _check_identifier(schema: IcebergSchema, fid: int, name: str, table: str) -> None:
     f = schema.find(fid)
     assert f is not None
+    leaf = f.name  # Java's messages name the field itself, not its path
     why = None
     if not isinstance(f.type, IcebergPrimitiveType):
         why = "not a primitive type field"
@@ -141,16 +173,17 @@ def _check_identifier(schema: IcebergSchema, fid: int, name: str, table: str) ->
     elif f.type.kind in ("float", "double"):
         why = "must not be float or double field"
     else:
-        parts = name.split(".")
-        for depth in range(1, len(parts)):
+        parts = (schema.full_name(fid) or "").split(".")
+        for depth in range(1, len(parts)):  # from the root, as Java walks the parents
             parent = schema.find(schema_id_of(schema, ".".join(parts[:depth])))
             if parent is not None and not isinstance(parent.type, IcebergStructType):
-                why = "must not be nested in " + ("a list" if "list" in str(type(parent.type))
-                                                  .lower() else "a map")
+                why = f"must not be nested in {java_field_text(parent)}"
             elif parent is not None and not parent.required:
-                why = f"must not be nested in an optional field {parent.name}"
+                why = f"must not be nested in an optional field {java_field_text(parent)}"
+            if why is not None:
+                break
     if why is not None:
-        raise _fail(f"Cannot add field {name} as an identifier field: {why}", table, name,
+        raise _fail(f"Cannot add field {leaf} as an identifier field: {why}", table, name,
                     "iceberg-schema-update")
 
 

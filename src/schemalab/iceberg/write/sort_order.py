@@ -60,11 +60,14 @@ def java_type_text(t: Any) -> str:
     if isinstance(t, IcebergMapType):
         return f"map<{java_type_text(t.key)}, {java_type_text(t.value)}>"
     if isinstance(t, IcebergStructType | IcebergSchema):
-        return "struct<" + ", ".join(
-            f"{f.id}: {f.name}: {'required' if f.required else 'optional'} "
-            f"{java_type_text(f.type)}" + (f" ({f.doc})" if f.doc else "")
-            for f in t.fields) + ">"
+        return "struct<" + ", ".join(java_field_text(f) for f in t.fields) + ">"
     return iceberg_type_text(t)
+
+
+def java_field_text(f: Any) -> str:
+    """A field as Java's ``NestedField.toString`` prints it: ``15: q: required int``."""
+    return (f"{f.id}: {f.name}: {'required' if f.required else 'optional'} "
+            f"{java_type_text(f.type)}" + (f" ({f.doc})" if f.doc else ""))
 
 
 def sort_fields(schema: IcebergSchema, order: Sequence[tuple[str, str, str, str]],

@@ -35,6 +35,7 @@ from schemalab.iceberg.write.partitioning import (
     path_text,
     result_type,
 )
+from schemalab.iceberg.write.refs import commit_if_changed
 from schemalab.iceberg.write.refs import select as ref_select
 from schemalab.iceberg.write.schema_json import fresh_fields
 from schemalab.iceberg.write.sort_order import output_sort
@@ -287,12 +288,13 @@ class WritableIcebergTable(IcebergTable):
 
     def alter(self, *changes: SchemaChange) -> IcebergSchema:
         """Apply one ALTER statement's changes as one commit (Iceberg's rules); the
-        current schema after it."""
-        def change(d: dict[str, Any]) -> dict[str, Any]:
+        current schema after it. A statement that changes nothing commits nothing, as
+        Java's ``TableOperations.commit`` of unchanged metadata writes no file."""
+        def change(d: dict[str, Any], dry: bool) -> dict[str, Any]:
             apply_alter(d, changes, self.name)
             return d
 
-        commits.commit(self.commit_target, self.name, change)
+        commit_if_changed(self.commit_target, self.name, change)
         self.refresh()
         return self.schema
 
@@ -301,11 +303,11 @@ class WritableIcebergTable(IcebergTable):
         """Partition evolution (``"ADD"``/``"DROP"``/``"REPLACE"`` with (transform, column)
         pairs) or identifier fields (``"SET"``/``"DROP"`` with ``identifier_fields``), one
         commit; the message the statement returns."""
-        def change(d: dict[str, Any]) -> dict[str, Any]:
+        def change(d: dict[str, Any], dry: bool) -> dict[str, Any]:
             apply_iceberg_alter(d, action, transforms, alias, identifier_fields, self.name)
             return d
 
-        commits.commit(self.commit_target, self.name, change)
+        commit_if_changed(self.commit_target, self.name, change)
         self.refresh()
         m = self.metadata
         return (f"Altered {self.name}: spec {m.default_spec_id}, schema {m.current_schema_id} "
