@@ -461,6 +461,13 @@ def test_a_ref_selector_is_no_table(wh: sl.Warehouse, tmp_path: Path) -> None:
     with pytest.raises(SchemaLabError) as e:
         wh.sql("CREATE TABLE t.branch_dev (a INT)")
     assert e.value.rule == "table-must-be-new"
+    # an ALTER of a ref selector: Iceberg's Spark finds no such table (the schema and the
+    # properties are the table's, shared by its branches); test_interop_iceberg_spark_sql
+    for text in ("ALTER TABLE t.branch_dev ADD COLUMN x INT",
+                 "ALTER TABLE t.tag_v1 SET TBLPROPERTIES ('a' = 'b')"):
+        with pytest.raises(SchemaLabError, match="TABLE_OR_VIEW_NOT_FOUND.*shared by all") as e:
+            wh.sql(text)
+        assert e.value.rule == "table-must-exist" and e.value.table == "default.t"
     assert _files(tmp_path) == before
     assert wh.table("t.branch_dev").branch_name == "dev"
     assert wh.table("default.t.tag_v1").selected == ("tag", "v1")

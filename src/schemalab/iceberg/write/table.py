@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from schemalab import fileio
-from schemalab.errors import SchemaLabError, SqlError
+from schemalab.errors import SchemaLabError, SqlError, TableNotFoundError
 from schemalab.iceberg.metadata import (
     IcebergSchema,
     IcebergSnapshot,
@@ -314,7 +314,19 @@ class WritableIcebergTable(IcebergTable):
                 f"(metadata v{self._version()}).")
 
     def alter_statement(self, changes: Sequence[SchemaChange]) -> str:
-        """ALTER TABLE through SQL: the message the statement returns."""
+        """ALTER TABLE through SQL: the message the statement returns. ``t.branch_dev`` or
+        ``t.tag_v1`` is refused as Iceberg's Spark refuses it: its catalog alters tables, not
+        refs (``SparkCatalog.alterTable`` loads the name as a table), and the schema and
+        properties are the table's, shared by every branch."""
+        if self.branch_name or self.selected:
+            ref = f"branch_{self.branch_name}" if self.branch_name else "_".join(self.selected
+                                                                                 or ())
+            root = self._root.name
+            raise TableNotFoundError(
+                f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `{root.split('.')[-1]}`.`{ref}` "
+                f"cannot be found: Iceberg's Spark alters a table, not its {ref}; the schema "
+                f"and properties of {root} are shared by all its branches (ALTER TABLE {root} "
+                "...)", table=root, rule="table-must-exist")
         before = self.schema.schema_id
         schema = self.alter(*changes)
         what = f"schema {schema.schema_id}" if schema.schema_id != before else \
