@@ -275,7 +275,7 @@ def test_partition_evolution_then_inserts(tmp_path: Path, spark: Any) -> None:
     ("int", "long", 1, True), ("float", "double", 2, True), ("long", "int", 2, False),
     ("decimal(9,2)", "decimal(12,2)", 2, True), ("decimal(9,2)", "decimal(12,3)", 2, False),
     ("decimal(9,2)", "decimal(7,2)", 2, False), ("date", "timestamp", 2, False),
-    ("date", "timestamp", 3, True), ("int", "string", 3, False), ("int", "double", 2, False),
+    ("date", "timestamp", 3, False), ("int", "string", 3, False), ("int", "double", 2, False),
 ])
 def test_promotions(old: str, new: str, version: int, ok: bool) -> None:
     assert promotion_allowed(primitive(old), primitive(new), version) is ok
@@ -328,7 +328,6 @@ def test_alters_evolve_schemas(tmp_path: Path) -> None:
         ("ALTER TABLE t ALTER COLUMN a DROP NOT NULL", None),
         ("ALTER TABLE t ALTER COLUMN f TYPE DOUBLE", None),
         ("ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(20, 2)", None),
-        ("ALTER TABLE t ALTER COLUMN dt TYPE TIMESTAMP_NTZ", None),
         ("ALTER TABLE t ALTER COLUMN a COMMENT 'the key'", None),
         ("ALTER TABLE t ALTER COLUMN b AFTER dt", ["a", "s", "f", "d", "dt", "b"]),
         ("ALTER TABLE t DROP COLUMN f", ["a", "s", "d", "dt", "b"]),
@@ -345,7 +344,12 @@ def test_alters_evolve_schemas(tmp_path: Path) -> None:
     assert [(f.name, f.id) for f in s.find(2).type.fields] == [("x", 6), ("z", 9),
                                                                 ("why", 7)]  # type: ignore
     assert s.find(1).required is False and s.find(1).doc == "the key"  # type: ignore
-    assert str(s.find(4).type) == "decimal(20, 2)" and str(s.find(5).type) == "timestamp"
+    assert str(s.find(4).type) == "decimal(20, 2)" and str(s.find(5).type) == "date"
+    # v3's date -> timestamp: refused as Java Iceberg 1.12 refuses it (it cannot read it)
+    with pytest.raises(SchemaLabError, match="Cannot change column type: dt: date -> "
+                       "timestamp") as e:
+        wh.sql("ALTER TABLE t ALTER COLUMN dt TYPE TIMESTAMP_NTZ")
+    assert e.value.column == "dt" and e.value.table == "default.t"
 
 
 # ---- commits -------------------------------------------------------------------------------

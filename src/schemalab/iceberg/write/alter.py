@@ -4,8 +4,13 @@
 reused, as Java does), and one statement is one commit.
 
 Promotions: ``int → long``, ``float → double``, ``decimal(P, S) → decimal(P', S)`` with
-``P' >= P``, and in format v3 ``date → timestamp`` / ``timestamp_ns``; everything else is
-refused with Java's "Cannot change column type: c: int -> string"."""
+``P' >= P``, in every format version, as Java Iceberg 1.12 allows them; everything else is
+refused with Java's "Cannot change column type: c: int -> string". The v3 spec adds
+``date → timestamp`` / ``timestamp_ns``, but Java 1.12 refuses that ALTER and cannot read a
+table that has it (its generic reader returns the old files' dates as dates, its Spark reader
+fails with a ClassCastException): schemalab refuses it too, so every table it writes reads in
+the newest Java engine. Tables others promoted that way are still read
+(:mod:`schemalab.iceberg.manifests`, :mod:`schemalab.iceberg.spark_values`)."""
 
 from __future__ import annotations
 
@@ -85,14 +90,14 @@ def default_json(literal: str, t: Any, column: str, update: SchemaUpdate,
 
 
 def promotion_allowed(old: Any, new: Any, version: int) -> bool:
-    """Iceberg's type promotions (spec, "Schema Evolution"), by format version."""
+    """Iceberg's type promotions as Java 1.12's ``TypeUtil.isPromotionAllowed`` allows them
+    (the spec's, without v3's ``date → timestamp``: see the module docstring). ``version``
+    is the table's format version."""
     if not isinstance(old, IcebergPrimitiveType) or not isinstance(new, IcebergPrimitiveType):
         return False
     if old.name == new.name:
         return True
     pairs = {("int", "long"), ("float", "double")}
-    if version >= 3:
-        pairs |= {("date", "timestamp"), ("date", "timestamp_ns")}
     if (old.kind, new.kind) in pairs:
         return True
     return (old.kind == new.kind == "decimal" and old.scale == new.scale
