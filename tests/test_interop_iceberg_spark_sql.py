@@ -80,7 +80,6 @@ def case(statements: str | list[str], expect: str = OK, versions: tuple[int, ...
 
 
 ALL = (1, 2, 3)
-SPARK3UTIL = "Iceberg's Spark refuses with Spark3Util's message, not UpdateSchema's"
 NO_DEFAULTS = "Iceberg 1.12's Spark SQL sets no column defaults; schemalab does (v3)"
 CASES: list[Case] = [
     # ---- adds -------------------------------------------------------------------------------
@@ -102,8 +101,8 @@ CASES: list[Case] = [
     case("ADD COLUMN id.q INT", SPARK),
     # Iceberg's Spark checks this itself (Spark3Util: "..cannot add required column: c")
     # before Java's UpdateSchema would ("..required column without a default value: c");
-    # schemalab gives UpdateSchema's message (test_interop_iceberg_write checks it there)
-    case("ADD COLUMN c INT NOT NULL", REFUSED, ALL, xfail=SPARK3UTIL),
+    # schemalab gives both (test_interop_iceberg_write checks UpdateSchema's)
+    case("ADD COLUMN c INT NOT NULL", REFUSED, ALL),
     case("ADD COLUMN c INT AFTER nope", SPARK),
     case("ADD COLUMN s.z INT AFTER name", SPARK),
     # ---- drops ------------------------------------------------------------------------------

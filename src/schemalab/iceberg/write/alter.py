@@ -214,8 +214,11 @@ class SchemaUpdate:
             raise self.fail(f"Cannot add column, name already exists: "
                             f"{'.'.join(parent) + '.' if parent else ''}{name}", full)
         if not c.data_type.nullable and c.default is None:
-            raise self.fail(f"Incompatible change: cannot add required column without a "
-                            f"default value: {full}", full)
+            # Iceberg's Spark SQL (Spark3Util) words it first; its API (SchemaUpdate) second
+            raise self.fail(f"Unsupported table change: Incompatible change: cannot add "
+                            f"required column: {full} (Java's UpdateSchema: Incompatible "
+                            f"change: cannot add required column without a default value: "
+                            f"{full})", full)
         fid = self.ids.next()
         t = iceberg_type_of(c.data_type, self.ids, self.table, full, self.version)
         new: dict[str, Any] = {"id": fid, "name": name, "required": not c.data_type.nullable,
