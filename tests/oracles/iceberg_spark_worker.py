@@ -24,21 +24,17 @@ Usage: python iceberg_spark_worker.py --ivy .cache/ivy
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 TESTS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TESTS))
-
-# The protocol keeps the real stdout; everything else (Ivy's resolution report, the JVM's
-# own output, which the JVM inherits as fd 1) goes to stderr.
-_PROTO = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-os.dup2(2, 1)
-sys.stdout = sys.stderr
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the protocol keeps the real stdout; everything else (Ivy's resolution report, the JVM's
+# own output, which the JVM inherits as fd 1) goes to stderr
+from worker_protocol import error_of, serve  # noqa: E402
 
 ICEBERG = "1.12.0"
 RUNTIME = f"org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:{ICEBERG}"
@@ -47,22 +43,6 @@ EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def error_of(exc: BaseException) -> dict[str, Any]:
-    """A failure as the client sees it: the JVM's exception chain when there is one."""
-    origin = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)
-    if origin is None:
-        return {"class": type(exc).__name__, "message": str(exc), "causes": [],
-                "trace": traceback.format_exc(limit=6)}
-    causes = []
-    cur = origin
-    while cur is not None and len(causes) < 10:
-        causes.append({"class": str(cur.getClass().getName()),
-                       "message": None if cur.getMessage() is None else str(cur.getMessage())})
-        nxt = cur.getCause()
-        cur = None if nxt is None or nxt.equals(cur) else nxt
-    return {"class": causes[0]["class"], "message": causes[0]["message"], "causes": causes}
 
 
 class Worker:
@@ -146,32 +126,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ivy", required=True, help="the Ivy cache for spark.jars.packages")
     args = ap.parse_args()
-    try:
-        worker = Worker(args.ivy)
-        ready: dict[str, Any] = {"id": 0, "ok": True, "result": "ready"}
-    except BaseException as exc:  # noqa: BLE001 - reported to the client, then exit
-        _PROTO.write(json.dumps({"id": 0, "ok": False, "error": error_of(exc)}) + "\n")
-        raise SystemExit(1) from exc
-    _PROTO.write(json.dumps(ready) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid = req.get("id")
-        if req.get("op") == "shutdown":
-            _PROTO.write(json.dumps({"id": rid, "ok": True, "result": None}) + "\n")
-            break
-        try:
-            handler = getattr(worker, "op_" + str(req.get("op")), None)
-            if handler is None:
-                raise ValueError(f"unknown op {req.get('op')!r}")
-            resp = {"id": rid, "ok": True, "result": handler(req)}
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a response
-            resp = {"id": rid, "ok": False, "error": error_of(exc)}
-        _PROTO.write(json.dumps(resp, ensure_ascii=False) + "\n")
+    worker = serve(lambda: Worker(args.ivy))
     worker.spark.stop()
     os._exit(0)
-
 
 if __name__ == "__main__":
     main()

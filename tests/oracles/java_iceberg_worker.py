@@ -29,17 +29,13 @@ import os
 import re
 import struct
 import sys
-import traceback
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gateway  # noqa: E402
-
-_PROTO = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-os.dup2(2, 1)
-sys.stdout = sys.stderr
+from worker_protocol import serve  # noqa: E402  (takes the real stdout for the protocol)
 
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_DATE = dt.date(1970, 1, 1)
@@ -689,51 +685,14 @@ def latest_metadata(metadata_dir: Path) -> Path:
     return candidates[max(candidates)]
 
 
-def error_of(exc: BaseException) -> dict[str, Any]:
-    java = getattr(exc, "java_exception", None)
-    if java is not None:
-        causes = []
-        cur = java
-        while cur is not None and len(causes) < 10:
-            causes.append({"class": cur.getClass().getName(), "message": cur.getMessage()})
-            nxt = cur.getCause()
-            cur = None if nxt is None or nxt.equals(cur) else nxt
-        return {"kind": "java", "class": causes[0]["class"], "message": causes[0]["message"],
-                "causes": causes}
-    return {"kind": "python", "class": type(exc).__name__, "message": str(exc),
-            "trace": traceback.format_exc(limit=6)}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--classpath", required=True,
                     help="a file holding the classpath (make oracle-jars)")
     args = ap.parse_args()
-    try:
-        reader = Reader(gateway.start(gateway.read_classpath(args.classpath), callbacks=True))
-        ready: dict[str, Any] = {"id": 0, "ok": True, "result": "ready"}
-    except BaseException as exc:  # noqa: BLE001 - reported to the client, then exit
-        _PROTO.write(json.dumps({"id": 0, "ok": False, "error": error_of(exc)}) + "\n")
-        raise SystemExit(1) from exc
-    _PROTO.write(json.dumps(ready) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid = req.get("id")
-        if req.get("op") == "shutdown":
-            _PROTO.write(json.dumps({"id": rid, "ok": True, "result": None}) + "\n")
-            break
-        try:
-            handler = getattr(reader, "op_" + str(req.get("op")), None)
-            if handler is None:
-                raise ValueError(f"unknown op {req.get('op')!r}")
-            resp = {"id": rid, "ok": True, "result": handler(req)}
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a response
-            resp = {"id": rid, "ok": False, "error": error_of(exc)}
-        _PROTO.write(json.dumps(resp, ensure_ascii=False) + "\n")
+    serve(lambda: Reader(gateway.start(gateway.read_classpath(args.classpath),
+                                       callbacks=True)))
     os._exit(0)  # py4j's callback server threads would keep the process alive
-
 
 if __name__ == "__main__":
     main()

@@ -25,29 +25,23 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import sys
 import tempfile
 import threading
-import traceback
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import canonical as C  # noqa: E402
+from worker_protocol import serve  # noqa: E402  (takes the real stdout for the protocol)
 
 # Arrow's MemoryUtil (inside the bridge) needs the two --add-opens; the rest keeps the JVM
 # small and quick to start for tiny tables.
 JVM_ARGS = ("--add-opens=java.base/java.nio=ALL-UNNAMED"
             " --add-opens=java.base/sun.nio.ch=ALL-UNNAMED -Xmx1g -XX:TieredStopAtLevel=1")
 
-# The protocol owns the real stdout; anything else printing there (the JVM child inherits
-# fd 1, py4j, log4j) goes to stderr instead.
-_PROTO = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-os.dup2(2, 1)
-sys.stdout = sys.stderr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -926,58 +920,21 @@ class Worker:
         return {"tags": tags, "branches": branches}
 
 
-def error_of(exc: BaseException) -> dict[str, Any]:
-    java = getattr(exc, "java_exception", None)
-    if java is not None:
-        causes = []
-        cur = java
-        while cur is not None and len(causes) < 10:
-            causes.append({"class": cur.getClass().getName(), "message": cur.getMessage()})
-            nxt = cur.getCause()
-            cur = None if nxt is None or nxt.equals(cur) else nxt
-        return {"kind": "java", "class": causes[0]["class"], "message": causes[0]["message"],
-                "causes": causes}
-    return {"kind": "python", "class": type(exc).__name__, "message": str(exc),
-            "trace": traceback.format_exc(limit=6)}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--netty-jar", default=os.environ.get("JAVA_PAIMON_NETTY_JAR"))
     ap.add_argument("--classpath", help="a file holding the classpath (make oracle-jars)")
     args = ap.parse_args()
-    try:
+
+    def start() -> Worker:
         if args.classpath:
             import gateway
 
-            gw = gateway.start(gateway.read_classpath(args.classpath))
-        else:
-            gw = start_gateway(args.netty_jar)
-        worker = Worker(gw)
-        ready: dict[str, Any] = {"id": 0, "ok": True, "result": "ready"}
-    except BaseException as exc:  # noqa: BLE001 - reported to the client, then exit
-        ready = {"id": 0, "ok": False, "error": error_of(exc)}
-        _PROTO.write(json.dumps(ready) + "\n")
-        raise SystemExit(1) from exc
-    _PROTO.write(json.dumps(ready) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        req = json.loads(line)
-        rid = req.get("id")
-        if req.get("op") == "shutdown":
-            _PROTO.write(json.dumps({"id": rid, "ok": True, "result": None}) + "\n")
-            break
-        try:
-            handler = getattr(worker, "op_" + str(req.get("op")), None)
-            if handler is None:
-                raise ValueError(f"unknown op {req.get('op')!r}")
-            resp = {"id": rid, "ok": True, "result": handler(req)}
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a response
-            resp = {"id": rid, "ok": False, "error": error_of(exc)}
-        _PROTO.write(json.dumps(resp, ensure_ascii=False) + "\n")
-    os._exit(0)  # py4j's callback server threads would keep the process alive
+            return Worker(gateway.start(gateway.read_classpath(args.classpath)))
+        return Worker(start_gateway(args.netty_jar))
 
+    serve(start)
+    os._exit(0)  # py4j's callback server threads would keep the process alive
 
 if __name__ == "__main__":
     main()
