@@ -56,8 +56,7 @@ def tag_statement(t: Table, stmt: PaimonTagStatement) -> tuple[str, list[tuple[A
     if stmt.action == "rename":
         proc.rename_tag(t, stmt.tag, stmt.target)
         return f"Renamed tag {stmt.tag} of {t.name} to {stmt.target}.", []
-    names = [n.strip() for n in stmt.tag.split(",")]
-    gone = proc.delete_tag(t, ",".join(names))  # names checked there, missing ones skipped
-    missing = [n for n in names if n not in gone]
+    gone = proc.delete_tag(t, stmt.tag)  # names checked there, missing ones skipped
+    missing = [n for n in (n.strip() for n in stmt.tag.split(",")) if n not in gone]
     return (f"Deleted tag(s) {', '.join(gone) or 'none'} of {t.name}"
             + (f" ({', '.join(missing)}: no such tag)" if missing else "") + "."), []

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 from schemalab.errors import SqlError
-from schemalab.sql.statements import IcebergAlter, TableName
+from schemalab.sql.statements import IcebergAlter
+from schemalab.sql.syntax import table_of_text, unquote
 
 _HEAD = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<name>(?:`[^`]+`|[\w$]+)(?:\.(?:`[^`]+`|[\w$]+))?)"
                    r"\s+(?P<action>ADD|DROP|REPLACE|SET)\s+(?P<what>PARTITION\s+FIELD|"
@@ -27,15 +28,6 @@ _TIME = {"years": "year", "months": "month", "days": "day", "hours": "hour", "ye
          "month": "month", "day": "day", "hour": "hour", "date_hour": "hour", "date": "day"}
 
 
-def _unquote(part: str) -> str:
-    return part[1:-1].replace("``", "`") if part.startswith("`") else part
-
-
-def _table(text: str) -> TableName:
-    parts = [_unquote(p) for p in re.findall(r"`[^`]+`|[\w$]+", text)]
-    return TableName(parts[0], parts[1]) if len(parts) == 2 else TableName(None, parts[0])
-
-
 def transform_term(term: str, text: str) -> tuple[str, str]:
     """``bucket(16, id)`` → ``("bucket[16]", "id")``; a bare name → ``("identity", name)``."""
     m = _TERM.match(term)
@@ -43,15 +35,15 @@ def transform_term(term: str, text: str) -> tuple[str, str]:
         raise SqlError(f"Cannot parse the partition transform {term.strip()!r} in {text.strip()}",
                        rule="sql-syntax")
     if m.group("col"):
-        return "identity", ".".join(_unquote(p) for p in m.group("col").split("."))
+        return "identity", ".".join(unquote(p) for p in m.group("col").split("."))
     fn = m.group("fn").lower()
     args = [a.strip() for a in m.group("args").split(",")]
     if fn in ("bucket", "truncate") and len(args) == 2:
         width, col = (args[0], args[1]) if args[0].isdigit() else (args[1], args[0])
         if width.isdigit():
-            return f"{fn}[{int(width)}]", _unquote(col)
+            return f"{fn}[{int(width)}]", unquote(col)
     if fn in _TIME and len(args) == 1:
-        return _TIME[fn], _unquote(args[0])
+        return _TIME[fn], unquote(args[0])
     raise SqlError(f"Unsupported partition transform {term.strip()} in {text.strip()}: "
                    "write a column, bucket(n, c), truncate(w, c), years(c), months(c), "
                    "days(c) or hours(c)", rule="unsupported-sql")
@@ -62,12 +54,12 @@ def parse_iceberg_alter(text: str) -> IcebergAlter | None:
     m = _HEAD.match(text)
     if m is None:
         return None
-    name, action = _table(m.group("name")), m.group("action").upper()
+    name, action = table_of_text(m.group("name")), m.group("action").upper()
     what, rest = m.group("what").upper(), m.group("rest")
     if what.startswith("IDENTIFIER"):
         if action not in ("SET", "DROP"):
             return None
-        fields = tuple(".".join(_unquote(p) for p in f.strip().split("."))
+        fields = tuple(".".join(unquote(p) for p in f.strip().split("."))
                        for f in rest.split(",") if f.strip())
         return IcebergAlter(name, action, fields=fields, text=text)
     if action == "SET":
@@ -75,7 +67,7 @@ def parse_iceberg_alter(text: str) -> IcebergAlter | None:
     alias = None
     am = re.match(r"^(?P<body>.*?)\s+AS\s+(?P<alias>`[^`]+`|\w+)$", rest, re.I | re.S)
     if am is not None and action != "DROP":
-        rest, alias = am.group("body"), _unquote(am.group("alias"))
+        rest, alias = am.group("body"), unquote(am.group("alias"))
     if action == "REPLACE":
         parts = re.split(r"\s+WITH\s+", rest, maxsplit=1, flags=re.I)
         if len(parts) != 2:

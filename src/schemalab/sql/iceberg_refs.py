@@ -33,23 +33,13 @@ import re
 from schemalab.errors import SqlError
 from schemalab.sql.iceberg_alter import transform_term
 from schemalab.sql.statements import IcebergRefStatement, IcebergWriteOrder, TableName
+from schemalab.sql.syntax import table_of_text, unquote
 
 _HEAD = re.compile(r"^\s*ALTER\s+TABLE\s+(?P<name>(?:`(?:[^`]|``)+`|[\w$]+)"
                    r"(?:\.(?:`(?:[^`]|``)+`|[\w$]+)){0,2})\s+(?P<rest>(?:CREATE|REPLACE|DROP)\s+"
                    r"(?:OR\s+REPLACE\s+)?(?:BRANCH|TAG)\b.*?|WRITE\b.*?)\s*;?\s*$", re.I | re.S)
 _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|-?\d+(?:\.\d*)?|\w+(?:\.\w+)*|[(),.]|\S)", re.S)
 _UNIT_MS = {"DAYS": 86_400_000, "HOURS": 3_600_000, "MINUTES": 60_000}
-
-
-def _unquote(part: str) -> str:
-    return part[1:-1].replace("``", "`") if part.startswith("`") else part
-
-
-def _table(text: str) -> TableName:
-    parts = [_unquote(p) for p in re.findall(r"`(?:[^`]|``)+`|[\w$]+", text)]
-    if len(parts) == 3:  # db.t.branch_dev: a ref selector of table db.t
-        return TableName(parts[0], f"{parts[1]}.{parts[2]}")
-    return TableName(parts[0], parts[1]) if len(parts) == 2 else TableName(None, parts[0])
 
 
 class _Tokens:
@@ -98,7 +88,7 @@ class _Tokens:
     def identifier(self, what: str) -> str:
         tok = self.next(what)
         if tok.startswith("`"):
-            return _unquote(tok)
+            return unquote(tok)
         if not re.fullmatch(r"\w+", tok) or tok.isdigit():
             raise self.error(what)
         return tok
@@ -116,7 +106,7 @@ def parse_iceberg_refs(text: str) -> IcebergRefStatement | IcebergWriteOrder | N
     m = _HEAD.match(text)
     if m is None:
         return None
-    name = _table(m.group("name"))
+    name = table_of_text(m.group("name"))
     toks = _Tokens(m.group("rest"), text)
     if toks.take("WRITE"):
         return _write_order(name, toks, text)

@@ -25,25 +25,16 @@ from __future__ import annotations
 import re
 
 from schemalab.errors import SqlError
-from schemalab.sql.statements import PaimonTagStatement, TableName
+from schemalab.sql.statements import PaimonTagStatement
+from schemalab.sql.syntax import NAME_PART, table_of_text, unquote
 
-_PART = r"(?:`(?:[^`]|``)+`|[\w$]+)"
-_NAME = rf"(?P<name>{_PART}(?:\.{_PART})?)"
+_NAME = rf"(?P<name>{NAME_PART}(?:\.{NAME_PART})?)"
 _ALTER = re.compile(rf"^\s*ALTER\s+TABLE\s+{_NAME}\s+(?P<verb>DELETE|RENAME)\s+TAG\b"
                     r"(?P<rest>.*?)\s*;?\s*$", re.I | re.S)
 _SHOW = re.compile(r"^\s*SHOW\s+TAGS\b\s*(?P<name>.*?)\s*;?\s*$", re.I | re.S)
 _TABLE = re.compile(rf"^{_NAME}$", re.S)
-_DELETE = re.compile(rf"^\s*(?P<if>IF\s+EXISTS\s+)?(?P<tag>{_PART})$", re.I | re.S)
-_RENAME = re.compile(rf"^\s*(?P<tag>{_PART})\s+TO\s+(?P<target>{_PART})$", re.I | re.S)
-
-
-def _unquote(part: str) -> str:
-    return part[1:-1].replace("``", "`") if part.startswith("`") else part
-
-
-def _table(text: str) -> TableName:
-    parts = [_unquote(p) for p in re.findall(_PART, text)]
-    return TableName(parts[0], parts[1]) if len(parts) == 2 else TableName(None, parts[0])
+_DELETE = re.compile(rf"^\s*(?P<if>IF\s+EXISTS\s+)?(?P<tag>{NAME_PART})$", re.I | re.S)
+_RENAME = re.compile(rf"^\s*(?P<tag>{NAME_PART})\s+TO\s+(?P<target>{NAME_PART})$", re.I | re.S)
 
 
 def _syntax(text: str, expected: str) -> SqlError:
@@ -57,19 +48,19 @@ def parse_paimon_tags(text: str) -> PaimonTagStatement | None:
     if show is not None:
         if _TABLE.match(show.group("name")) is None:
             raise _syntax(text, "SHOW TAGS <table>")
-        return PaimonTagStatement(_table(show.group("name")), "show", text=text)
+        return PaimonTagStatement(table_of_text(show.group("name")), "show", text=text)
     m = _ALTER.match(text)
     if m is None:
         return None
-    name = _table(m.group("name"))
+    name = table_of_text(m.group("name"))
     if m.group("verb").upper() == "DELETE":
         d = _DELETE.match(m.group("rest"))
         if d is None:
             raise _syntax(text, "DELETE TAG [IF EXISTS] <tag>")
-        return PaimonTagStatement(name, "delete", _unquote(d.group("tag")),
+        return PaimonTagStatement(name, "delete", unquote(d.group("tag")),
                                   if_exists=d.group("if") is not None, text=text)
     r = _RENAME.match(m.group("rest"))
     if r is None:
         raise _syntax(text, "RENAME TAG <tag> TO <new tag>")
-    return PaimonTagStatement(name, "rename", _unquote(r.group("tag")),
-                              _unquote(r.group("target")), text=text)
+    return PaimonTagStatement(name, "rename", unquote(r.group("tag")),
+                              unquote(r.group("target")), text=text)

@@ -23,8 +23,8 @@ from sqlglot.tokens import Token, TokenType
 
 from schemalab.sql.statements import TableName
 
-__all__ = ["SyntaxBase", "describe", "error_detail", "is_string", "is_word", "path_parts",
-           "unexpected"]
+__all__ = ["NAME_PART", "SyntaxBase", "describe", "error_detail", "is_string", "is_word",
+           "path_parts", "table_of_text", "unexpected", "unquote"]
 
 E = TypeVar("E", bound=exp.Expr)
 
@@ -219,3 +219,31 @@ def path_parts(path: exp.Expr) -> list[exp.Expr]:
     if isinstance(path, exp.Dot):
         return [*path_parts(path.this), *path_parts(path.expression)]
     return [path]
+
+
+# ---- names in the statements read by regular expressions (Iceberg's and Paimon's extensions)
+
+#: one part of a dotted name: a `quoted` part (a doubled backtick is one backtick) or a word
+NAME_PART = r"(?:`(?:[^`]|``)+`|[\w$]+)"
+
+
+def unquote(part: str) -> str:
+    """A name part as Spark reads it: ``a``, or the contents of `` `a``b` `` (a`b).
+
+    >>> unquote("`a``b`"), unquote("t")
+    ('a`b', 't')
+    """
+    return part[1:-1].replace("``", "`") if part.startswith("`") else part
+
+
+def table_of_text(text: str) -> TableName:
+    """The table ``t``, ``db.t`` or ``db.t.branch_dev`` names (three parts: a ref selector of
+    ``db.t``, kept in the table part as Iceberg's SparkCatalog reads it).
+
+    >>> table_of_text("`my db`.t.branch_dev")
+    TableName(database='my db', table='t.branch_dev')
+    """
+    parts = [unquote(p) for p in re.findall(NAME_PART, text)]
+    if len(parts) == 3:
+        return TableName(parts[0], f"{parts[1]}.{parts[2]}")
+    return TableName(parts[0], parts[1]) if len(parts) == 2 else TableName(None, parts[0])
