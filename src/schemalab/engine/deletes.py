@@ -207,8 +207,7 @@ def _bitmap_filter(files: Sequence[DataFile], spark: SparkSession, table: str
     bits = np.zeros(int(first[-1]) * 64, dtype=bool)
     for (_, p), w in zip(deleted, first, strict=False):
         bits[int(w) * 64 + p] = True
-    words = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
-    bitmap = _bitmap_frame(words, spark).scalar()
+    bitmap = _bitmap_scalar(bits, spark)
     name = F.col(FILE_NAME_COL)
     # element_at counts from 1; a file without deletes has no first word: its rows all stay
     start = F.when(name == F.lit(file_name(deleted[0][0])), F.lit(int(first[0]) + 1))
@@ -217,29 +216,41 @@ def _bitmap_filter(files: Sequence[DataFile], spark: SparkSession, table: str
     pos = F.col(POS_COL)
     # NULL past the bitmap's end (a file holding more rows than its manifest says)
     word = F.try_element_at(bitmap, start + F.shiftright(pos, 6).cast("int"))
-    bit = F.call_function("shiftright", word, pos.bitwiseAND(F.lit(63)).cast("int"))
-    return F.coalesce(bit.bitwiseAND(F.lit(1)) == 0, F.lit(True))
+    return F.coalesce(_bit(word, pos.bitwiseAND(F.lit(63)).cast("int")) == 0, F.lit(True))
 
 
 def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
                 spark: SparkSession) -> Column:
     """Whether bit ``index - lo`` of ``bits`` is set (False outside them), as an expression
     holding the bitmap in a scalar subquery, so the test runs in generated code."""
-    import numpy as np
     from pyspark.sql import functions as F
 
     if not bits.any():
         return F.lit(False)
-    # bit i of word w is index lo + 64 w + i: the bits packed little-endian (20x faster
-    # than setting each bit of each word with np.bitwise_or.at)
-    words = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
-    bitmap = _bitmap_frame(words, spark).scalar()
+    bitmap = _bitmap_scalar(bits, spark)  # bit i of word w is index lo + 64 w + i
     i = index.cast("bigint") - F.lit(lo)
     # the bit: word i >> 6 (element_at counts from 1), bit i % 64 of it; CASE WHEN
     # evaluates element_at only inside the bitmap (ANSI mode fails past its end)
     word = F.element_at(bitmap, F.shiftright(i, 6).cast("int") + 1)
-    bit = F.call_function("shiftright", word, (i % 64).cast("int")).bitwiseAND(F.lit(1))
-    return F.when(i.between(0, len(bits) - 1), bit == 1).otherwise(F.lit(False))
+    return F.when(i.between(0, len(bits) - 1), _bit(word, (i % 64).cast("int")) == 1) \
+        .otherwise(F.lit(False))
+
+
+def _bitmap_scalar(bits: npt.NDArray[np.bool_], spark: SparkSession) -> Column:
+    """``bits`` as a scalar subquery of 64-bit words, bit ``i`` of word ``w`` being bit
+    ``64 w + i``: packed little-endian (20x faster than setting each bit of each word with
+    np.bitwise_or.at)."""
+    import numpy as np
+
+    words = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
+    return _bitmap_frame(words, spark).scalar()
+
+
+def _bit(word: Column, index: Column) -> Column:
+    """Bit ``index`` (0 = lowest) of the 64-bit ``word``: 0 or 1."""
+    from pyspark.sql import functions as F
+
+    return F.call_function("shiftright", word, index).bitwiseAND(F.lit(1))
 
 
 #: bytes of bitmaps whose one-row frames a session keeps (see :func:`_bitmap_frame`)
