@@ -153,7 +153,8 @@ def test_partial_update_passes_keys_of_one_file_through_and_merges_the_others(
                 6: ("x6", "b6"), 7: ("x7", None)}
     df = t.read()
     plan_text = df._jdf.queryExecution().executedPlan().toString()
-    assert "BroadcastHashJoin" in plan_text and "LeftOuter" in plan_text  # the pair's join
+    # the newer version looked up by the key's rank, in arrays: no join
+    assert "__sl_rank" in plan_text and "Join" not in plan_text
     assert "Exchange hashpartitioning" not in plan_text and "Sort [" not in plan_text
     assert _rows(df) == expected
     assert _rows(merge_read(plan, spark, how="shuffle")) == expected
@@ -233,8 +234,9 @@ def test_paired_versions_fold_as_every_version_merged(spark: Any, tmp_path: Path
 def test_a_narrow_query_of_pairs_reads_only_its_columns(spark: Any, tmp_path: Path,
                                                         engine: str, options: str) -> None:
     """Issue 25: a query of two columns of a ``pair`` merge (no -U/-D anywhere) reads the
-    key, those columns and the newer side's sequence number from the files, nothing else
-    (each result column is folded on its own), and reads what every version merged does."""
+    key and those columns from the files, and looks up the newer version of those columns
+    only (each result column is folded on its own), and reads what every version merged
+    does."""
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql(f"""
         CREATE TABLE p (id BIGINT NOT NULL, a STRING, b INT, ts INT,
@@ -248,16 +250,92 @@ def test_a_narrow_query_of_pairs_reads_only_its_columns(spark: Any, tmp_path: Pa
     [p] = plans_of(plan, merge_input(plan).opts)
     assert p.strategy == "pair"
     query = t.read().select("id", "b")
-    scans = re.findall(r"ReadSchema: (struct<[^\n]*)", query._jdf.queryExecution()
-                       .executedPlan().toString())
-    # the base, the newer file joined to it, and the newer file's key the base lacks (9)
-    assert len(scans) == 3, scans
+    plan_text = query._jdf.queryExecution().executedPlan().toString()
+    scans = re.findall(r"ReadSchema: (struct<[^\n]*)", plan_text)
+    # the base, and the newer file's key the base lacks (9); the newer versions are arrays
+    assert len(scans) == 2, scans
     for scan in scans:  # fields by id: id 0, a 1, b 2, ts 3
         assert "_sl_f0:" in scan and "_sl_f2:" in scan, scan
         assert "_sl_f1:" not in scan and "_sl_f3:" not in scan, scan
+    # one array looked up: b's (the fold of b reads no other field of the newer version)
+    assert len(set(re.findall(r"LocalTableScan \[(__sl_v\d+)", plan_text))) == 1, plan_text
     expected = merge_read(plan, spark, how="shuffle").select("id", "b")
     assert sorted(query.collect()) == sorted(expected.collect())
     assert _rows(t.read()) == _rows(merge_read(plan, spark, how="shuffle"))
+
+
+def test_pair_lookups_return_every_atomic_type_as_it_is(spark: Any, tmp_path: Path) -> None:
+    """Issue 25: the newer versions of a ``pair`` merge go to Spark as arrays (through Arrow
+    on the driver): every atomic type comes back exactly as every version merged reads it,
+    NaN, -0.0, NULL, the decimal's scale and the timestamp's microseconds included."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    cols = ("b BOOLEAN, t TINYINT, s SMALLINT, f FLOAT, d DOUBLE, m DECIMAL(20, 3), "
+            "dt DATE, ts TIMESTAMP, tz TIMESTAMP_LTZ, bin BINARY, u STRING")
+    wh.sql(f"""
+        CREATE TABLE p (id INT NOT NULL, {cols}, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update')""")
+    wh.sql("INSERT INTO p VALUES " + ", ".join(
+        f"({i}, true, 1, 2, 1.5, 2.5, 1.125, DATE '2020-01-01', "
+        f"TIMESTAMP '2020-01-01 00:00:00', TIMESTAMP '2020-01-01 00:00:00', X'00', 'old{i}')"
+        for i in range(6)))
+    wh.sql("""INSERT INTO p VALUES
+        (1, false, -128, -32768, CAST('NaN' AS FLOAT), -0.0, 12345678901234567.891,
+         DATE '1969-12-31', TIMESTAMP '1969-12-31 23:59:59.999999',
+         TIMESTAMP '2262-04-11 23:47:16.854775', X'FF00', 'ünï'),
+        (4, NULL, NULL, NULL, NULL, CAST('-Infinity' AS DOUBLE), -0.001, NULL, NULL, NULL,
+         NULL, '')""")
+    t = wh.table("p")
+    plan = t.read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert p.strategy == "pair"
+    df = t.read()
+    plan_text = df._jdf.queryExecution().executedPlan().toString()
+    assert "__sl_rank" in plan_text and "Join" not in plan_text
+    expected = merge_read(plan, spark, how="shuffle")
+    assert sorted(map(repr, df.collect())) == sorted(map(repr, expected.collect()))
+    assert repr(_rows(df)[1]).count("nan") == 1  # the NaN came back a NaN
+
+
+def test_pair_lookups_of_a_nested_column_join_instead(spark: Any, tmp_path: Path) -> None:
+    """A column of a nested type is not sent through Arrow in an array: the newer versions
+    are joined, with the rows every version merged gives."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""
+        CREATE TABLE p (id INT NOT NULL, xs ARRAY<INT>, r STRUCT<a: INT, b: STRING>,
+                        PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update');
+        INSERT INTO p VALUES (1, array(1), named_struct('a', 1, 'b', 'x')),
+                             (2, NULL, NULL), (3, array(3), NULL);
+        INSERT INTO p VALUES (2, array(2, NULL), named_struct('a', 2, 'b', NULL)),
+                             (3, NULL, named_struct('a', NULL, 'b', 'y'))""")
+    t = wh.table("p")
+    plan = t.read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert p.strategy == "pair"
+    df = t.read()
+    assert "BroadcastHashJoin" in df._jdf.queryExecution().executedPlan().toString()
+    assert sorted(map(repr, df.collect())) == sorted(map(repr, merge_read(
+        plan, spark, how="shuffle").collect()))
+
+
+def test_pair_lookups_kept_for_the_session_follow_the_table_s_schema(
+        spark: Any, tmp_path: Path) -> None:
+    """The arrays and fold a read built are kept for the session, by the newer files and
+    the table's schema: after a RENAME and a widening the same files read in the new
+    schema (nothing of the former read is reused)."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("""
+        CREATE TABLE p (id INT NOT NULL, a STRING, n INT, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update');
+        INSERT INTO p VALUES (1, 'a1', 1), (2, 'a2', 2), (3, 'a3', 3);
+        INSERT INTO p VALUES (2, NULL, 20), (3, 'x3', NULL)""")
+    t = wh.table("p")
+    assert _rows(t.read()) == {1: ("a1", 1), 2: ("a2", 20), 3: ("x3", 3)}
+    assert _rows(t.read()) == {1: ("a1", 1), 2: ("a2", 20), 3: ("x3", 3)}  # kept, the same
+    wh.sql("ALTER TABLE p RENAME COLUMN a TO aa; ALTER TABLE p ALTER COLUMN n TYPE BIGINT")
+    df = t.read()
+    assert df.columns == ["id", "aa", "n"] and dict(df.dtypes)["n"] == "bigint"
+    assert _rows(df) == {1: ("a1", 1), 2: ("a2", 20), 3: ("x3", 3)}
 
 
 @pytest.mark.parametrize(("key_type", "keys", "lookup"), [

@@ -42,7 +42,7 @@ import operator
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from schemalab.engine.lru import SizedLru
 from schemalab.engine.plan import DataFile, EqualityDeletes, extra_name
@@ -240,10 +240,15 @@ def _bitmap_scalar(bits: npt.NDArray[np.bool_], spark: SparkSession) -> Column:
     """``bits`` as a scalar subquery of 64-bit words, bit ``i`` of word ``w`` being bit
     ``64 w + i``: packed little-endian (20x faster than setting each bit of each word with
     np.bitwise_or.at)."""
+    return array_scalar(bitmap_words(bits), spark)
+
+
+def bitmap_words(bits: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """``bits`` (a multiple of 64 long) as 64-bit words, bit ``i`` of word ``w`` being bit
+    ``64 w + i``."""
     import numpy as np
 
-    words = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
-    return _bitmap_frame(words, spark).scalar()
+    return np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
 
 
 def _bit(word: Column, index: Column) -> Column:
@@ -253,36 +258,48 @@ def _bit(word: Column, index: Column) -> Column:
     return F.call_function("shiftright", word, index).bitwiseAND(F.lit(1))
 
 
-#: bytes of bitmaps whose one-row frames a session keeps (see :func:`_bitmap_frame`)
-CACHED_BITMAP_BYTES = 64 << 20
+#: bytes of arrays whose one-row frames a session keeps (see :func:`array_scalar`)
+CACHED_ARRAY_BYTES = 128 << 20
 _FRAMES_ATTR = "_schemalab_bitmap_frames"
 
 
-def _bitmap_frame(words: npt.NDArray[np.int64], spark: SparkSession) -> DataFrame:
-    """The one-row frame holding ``words``: the same bits read again (a data file and its
-    deletes never change) reuse the frame, sending the bitmap to the JVM once a session
-    (about a tenth of a second of a merge read's planning); least recently used dropped
-    past :data:`CACHED_BITMAP_BYTES`."""
+def array_scalar(values: npt.NDArray[np.int64] | npt.NDArray[np.int32],
+                 spark: SparkSession) -> Column:
+    """``values`` (a numpy array of 64- or 32-bit integers) as an ARRAY in a scalar
+    subquery of a one-row frame: the same values again (a data file and its deletes never
+    change) reuse the subquery, sending them to the JVM once a session (about a tenth of a
+    second of a merge read's planning); least recently used dropped past
+    :data:`CACHED_ARRAY_BYTES`."""
     import hashlib
 
     import pyarrow as pa
 
-    frames: SizedLru[bytes, tuple[int, DataFrame]] | None = getattr(spark, _FRAMES_ATTR, None)
+    frames = session_frames(spark)
+    digest = hashlib.blake2b(values.tobytes(), digest_size=20).digest() + \
+        len(values).to_bytes(8, "little") + str(values.dtype).encode()
+    hit = frames.get(digest)
+    if hit is not None:
+        return cast("Column", hit[1])
+    arrow = pa.int64() if values.dtype.itemsize == 8 else pa.int32()
+    scalar = spark.createDataFrame(pa.table({_BITMAP: pa.array(
+        [values], type=pa.list_(arrow))})).scalar()
+    frames.put(digest, (values.nbytes, scalar))
+    return scalar
+
+
+def session_frames(spark: SparkSession) -> SizedLru[bytes, tuple[int, object]]:
+    """The session's cache of what was built of the driver's arrays — scalar subqueries of
+    one-row frames — by a digest of what they hold: (bytes held, what was built), bounded
+    by :data:`CACHED_ARRAY_BYTES`. Spark's expressions hold no state, so a later query may
+    use them again."""
+    frames: SizedLru[bytes, tuple[int, object]] | None = getattr(spark, _FRAMES_ATTR, None)
     if frames is None:
-        frames = SizedLru(CACHED_BITMAP_BYTES, lambda entry: entry[0])
+        frames = SizedLru(CACHED_ARRAY_BYTES, lambda entry: entry[0])
         try:
             setattr(spark, _FRAMES_ATTR, frames)
         except AttributeError:  # pragma: no cover - a session that takes no attribute
             pass
-    digest = hashlib.blake2b(words.tobytes(), digest_size=20).digest() + \
-        len(words).to_bytes(8, "little")
-    hit = frames.get(digest)
-    if hit is not None:
-        return hit[1]
-    df = spark.createDataFrame(pa.table({_BITMAP: pa.array([words],
-                                                           type=pa.list_(pa.int64()))}))
-    frames.put(digest, (words.nbytes, df))
-    return df
+    return frames
 
 
 def drop_equality_deleted(df: DataFrame, files: Sequence[DataFile],

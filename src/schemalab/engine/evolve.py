@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from schemalab.engine.paimon_casts import java_cast
 from schemalab.engine.plan import Constant
-from schemalab.engine.spark_reader import spark_reader_widens, spark_sig
+from schemalab.engine.spark_reader import cast_to, spark_reader_widens, spark_sig
 from schemalab.errors import UnsupportedFeatureError
 from schemalab.types.casts import CastMode, alters_values, cast_kind
 from schemalab.types.model import (
@@ -75,12 +75,12 @@ class _Evolve(PartnerVisitor[Evolution]):
                 if pf is None:
                     const = self.defaults.get(f.id)
                     value = (literal(const.value, f.type) if const is not None
-                             else F.lit(None).cast(to_spark(f.type)))
+                             else cast_to(F.lit(None), to_spark(f.type)))
                 else:
                     inner = c.getField(pf.name)
                     value = inner if fn is None else fn(inner, f)
                 parts.append(value.alias(f.name))
-            return F.when(c.isNull(), F.lit(None).cast(to_spark(t))).otherwise(F.struct(*parts))
+            return F.when(c.isNull(), cast_to(F.lit(None), to_spark(t))).otherwise(F.struct(*parts))
 
         return rebuild
 
@@ -131,7 +131,7 @@ def cast_column(col: Column, source: DataType, target: DataType, mode: CastMode,
     java = java_cast(col, source, target)
     if java is None:
         if kind in ("identity", "implicit") or spark_reader_widens(source, target):
-            return col.cast(spark_type)
+            return cast_to(col, spark_type)
         converted = col.try_cast(spark_type)
         if mode is CastMode.EXPLICIT_NULL or kind is None:
             return converted
@@ -151,7 +151,7 @@ def cast_column(col: Column, source: DataType, target: DataType, mode: CastMode,
     if bad is None:
         return value
     if mode is CastMode.EXPLICIT_NULL:
-        return F.when(bad, F.lit(None).cast(spark_type)).otherwise(value)
+        return F.when(bad, cast_to(F.lit(None), spark_type)).otherwise(value)
     why = "the table's cast.mode is 'explicit', which fails the read on such a value"
     return F.when(bad, _read_error(col, source, target, table, field, why, spark_type)) \
         .otherwise(value)
@@ -183,18 +183,18 @@ def literal(value: object, t: DataType) -> Column:
 
     spark_type = to_spark(t)
     if value is None:
-        return F.lit(None).cast(spark_type)
+        return cast_to(F.lit(None), spark_type)
     if isinstance(value, dt.datetime):
         # Spark would read a naive datetime literal in the session zone: pass the UTC wall
         # time as text instead.
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC).replace(tzinfo=None)
-        return F.lit(value.isoformat()).cast(spark_type)
+        return cast_to(F.lit(value.isoformat()), spark_type)
     if isinstance(value, Decimal):
-        return F.lit(str(value)).cast(spark_type)
+        return cast_to(F.lit(str(value)), spark_type)
     if isinstance(value, dict | list | tuple):
         raise UnsupportedFeatureError(
             f"A constant of type {t.sql()} ({value!r}, a default or partition value) is not "
             "supported: schemalab reads constant values of atomic types only",
             feature="nested constant")
-    return F.lit(value).cast(spark_type)
+    return cast_to(F.lit(value), spark_type)

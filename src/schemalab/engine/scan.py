@@ -49,6 +49,7 @@ from schemalab.engine.row_merge import (
 )
 from schemalab.engine.spark_reader import (
     all_nullable,
+    cast_to,
     literal_path,
     orc_read_type,
     quote,
@@ -160,7 +161,7 @@ class _Scan:
             # Spark reads every file column as nullable (file sources apply ``asNullable``
             # to a user schema), and a cast may not turn a nullable ARRAY element / MAP
             # value / ROW field into a NOT NULL one: cast to the all-nullable target type.
-            cols = [F.col(quote(f"{prefix}{c.target.id}")).cast(all_nullable(to_spark(
+            cols = [cast_to(F.col(quote(f"{prefix}{c.target.id}")), all_nullable(to_spark(
                         c.target.type))).alias(c.target.name) if _scanned(c) else
                     literal(None if c.constant is None else c.constant.value,
                             c.target.type).alias(c.target.name)
@@ -215,7 +216,7 @@ class _Scan:
             if c.source.name in stored:
                 col = _from_stored(col, stored[c.source.name], c.source.type)
             elif self.group.format == "orc":
-                col = col.cast(without_ids(to_spark(c.source.type)))
+                col = cast_to(col, without_ids(to_spark(c.source.type)))
             expr = evolve(col, c.source.type, c.target.type, self.plan.cast_mode,
                           self.plan.table, c.target, dict(c.defaults))
             out.append(expr.alias(c.target.name))

@@ -28,6 +28,7 @@ from schemalab.types.spark import FIELD_ID_KEY, to_spark
 from schemalab.types.visitor import contains_row
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import Column
     from pyspark.sql import types as st
 
 
@@ -135,6 +136,19 @@ def _rebuild(t: st.DataType, leaf: Callable[[st.DataType], st.DataType],
 
 def _same(t: st.DataType) -> st.DataType:
     return t
+
+
+def cast_to(col: Column, t: st.DataType) -> Column:
+    """``col.cast(t)``; an atomic type by its name (one call into Spark where a type object
+    takes three: it is sent as JSON and parsed; a merge read builds hundreds of casts)."""
+    from pyspark.sql import types as st
+
+    named = (st.BooleanType, st.ByteType, st.ShortType, st.IntegerType, st.LongType,
+             st.FloatType, st.DoubleType, st.DecimalType, st.BinaryType, st.DateType,
+             st.TimestampType, st.TimestampNTZType)
+    if type(t) in named or (type(t) is st.StringType and t == st.StringType()):
+        return col.cast(t.simpleString())
+    return col.cast(t)
 
 
 def all_nullable(t: st.DataType) -> st.DataType:

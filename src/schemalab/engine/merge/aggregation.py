@@ -81,4 +81,4 @@ def aggregation_fold(m: MergeInput) -> Fold:
         removed.update({flag: F.lit(False) for flag in flags.values()})
         return F.when(kind == DELETE, state(removed)).otherwise(merged)
 
-    return Fold(state(init()), step, init(), lambda acc, x: values(acc, x, None))
+    return Fold(init, step, lambda acc, x: values(acc, x, None))

@@ -9,6 +9,7 @@ a key with a single version is returned as it is, without calling the function.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from schemalab.engine.merge.options import MergeOptions
 from schemalab.engine.merge.order import Fielded, compare, sort_fields
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
-from schemalab.engine.spark_reader import all_nullable, quote
+from schemalab.engine.spark_reader import all_nullable, cast_to, quote
 from schemalab.types.model import DataField
 from schemalab.types.spark import to_spark
 
@@ -46,7 +47,7 @@ class MergeInput:
     def null(self, f: DataField) -> Column:
         from pyspark.sql import functions as F
 
-        return F.lit(None).cast(all_nullable(to_spark(f.type)))
+        return cast_to(F.lit(None), all_nullable(to_spark(f.type)))
 
 
 #: one step of a fold: (state, record) → state; both structs
@@ -69,15 +70,24 @@ class Values:
 
 @dataclass(frozen=True)
 class Fold:
-    """A merge function as a fold: ``init`` and each ``step``'s result are structs whose
-    first fields are the record's (``__sl_seq``, ``__sl_kind``, the fields read), followed
-    by any state of the function's own. ``init_values`` and ``add`` are the same as named
-    values, ``add`` for +I/+U records only (a fold known to meet no -U/-D record)."""
+    """A merge function as a fold: its state before any version (``initial``: named
+    values), and each ``step``'s result, are structs whose first fields are the record's
+    (``__sl_seq``, ``__sl_kind``, the fields read), followed by any state of the function's
+    own. ``add`` is the step as named values, for +I/+U records only (a fold known to meet
+    no -U/-D record). ``init`` and ``init_values`` are built when first asked for: each
+    expression built costs the driver calls into Spark."""
 
-    init: Column
+    initial: Callable[[], dict[str, Column]]
     step: Step
-    init_values: dict[str, Column] | None = None
     add: AddStep | None = None
+
+    @functools.cached_property
+    def init(self) -> Column:
+        return state(self.initial())
+
+    @functools.cached_property
+    def init_values(self) -> dict[str, Column]:
+        return self.initial()
 
 
 def record(m: MergeInput) -> Column:
@@ -135,22 +145,29 @@ def fold_two(rows: DataFrame, m: MergeInput, fold: Fold, newer: str) -> DataFram
                            for n in (*m.names, SEQ_COL, KIND_COL)])
 
 
-def fold_two_inserts(rows: DataFrame, m: MergeInput, fold: Fold, newer: dict[str, str],
+def fold_two_inserts(rows: DataFrame, m: MergeInput, fold: Fold, newer: dict[str, Column],
                      present: Column) -> DataFrame:
     """:func:`fold_two` where neither version retracts (no -U/-D record in any file read):
-    the key's older version in the columns of the fields' names, its newer one in the
-    columns ``newer`` names (a field not in it: the older's column), ``present`` where
-    there is a newer one. Each result column is its own expression of its own inputs
+    the key's older version in the columns of the fields' names, its newer one the values
+    ``newer`` gives (a field not in it: the older's column), ``present`` where there is a
+    newer one. Each result column is its own expression of its own inputs
     (:class:`Values`), so a query of a few columns reads only those (and the key's)."""
+    return rows.select(*folded_two_inserts(m, fold, newer, present))
+
+
+def folded_two_inserts(m: MergeInput, fold: Fold, newer: dict[str, Column],
+                       present: Column) -> list[Column]:
+    """The result columns of :func:`fold_two_inserts` (the fields read, ``__sl_seq``,
+    ``__sl_kind``)."""
     from pyspark.sql import functions as F
 
-    assert fold.add is not None and fold.init_values is not None
+    assert fold.add is not None
     names = _record_names(m)
     older = Values({n: F.col(quote(n)) for n in names})
-    newest = Values({n: F.col(quote(newer.get(n, n))) for n in names})
+    newest = Values({n: newer.get(n, F.col(quote(n))) for n in names})
     result = fold.add(Values(fold.add(Values(fold.init_values), older)), newest)
-    return rows.select(*[F.when(present, result[n]).otherwise(F.col(quote(n))).alias(n)
-                         for n in (*m.names, SEQ_COL, KIND_COL)])
+    return [F.when(present, result[n]).otherwise(F.col(quote(n))).alias(n)
+            for n in (*m.names, SEQ_COL, KIND_COL)]
 
 
 def state(values: dict[str, Column]) -> Column:

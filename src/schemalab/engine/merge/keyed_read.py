@@ -9,8 +9,9 @@ Two ways to bring the versions of a key together (``how``):
              ``split`` buckets pass their base rows through by looking their keys up among
              the few other files' keys (:mod:`schemalab.engine.merge.keyset`: a bitmap in
              the scan's filter, or a broadcast join; no shuffle, no sort); ``pair``
-             buckets join each base row to the other version of its key, broadcast, and
-             fold the two row by row;
+             buckets find the other version of each base row's key — looked up in arrays
+             by the key's rank (:mod:`schemalab.engine.merge.lookup`), else by a broadcast
+             join — and fold the two row by row;
              ``full`` buckets are dealt into a few task groups, each read (every file
              evolved by its own schema first) and ``coalesce(1)``-ed into one Spark
              partition — a single partition satisfies any clustering, so the merge
@@ -43,6 +44,7 @@ from schemalab.engine.merge.keyset import (
     not_held,
     without_held,
 )
+from schemalab.engine.merge.lookup import fold_newer
 from schemalab.engine.merge.options import (
     AGGREGATION,
     DEDUPLICATE,
@@ -262,7 +264,8 @@ def _pair(plan: ReadPlan, spark: SparkSession,
           read: Callable[[list[DataFile]], DataFrame | None], buckets: list[BucketPlan],
           m: MergeInput) -> DataFrame | None:
     """A key has at most one version in the base and one, newer, in the other files: each
-    base row is joined to its key's newer version (the other files' rows, broadcast) and
+    base row meets its key's newer version (looked up in arrays of the other files' rows,
+    :mod:`schemalab.engine.merge.lookup`; where those do not apply, joined, broadcast) and
     the two are folded by the engine's own steps, row by row; other files' rows whose key
     the base lacks are their key's only version — whether there are any is known on the
     driver, from both sides' keys. The base is scanned once, and nothing is shuffled,
@@ -282,13 +285,38 @@ def _pair(plan: ReadPlan, spark: SparkSession,
         return None
     base, rest = read(base_files), read(rest_files)
     assert base is not None and rest is not None  # pair buckets have both
+    key = F.col(quote(m.keys[0]))
+    in_rest = key_bitmap(m.keys[0], rest_keys)
+    names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
+    fold = FOLDS[m.opts.engine](m)
+    retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
+        f.delete_row_count != 0 for f in (*base_files, *rest_files))
+    # the newer version looked up by the key's rank among the newer keys: no join (its
+    # columns are those of ``names``, in that order)
+    folded = None if retracts or in_rest is None or fold.add is None else \
+        fold_newer(base, rest, m, fold, in_rest, rest_files, plan, spark)
+    if folded is None:
+        record = [n for n in (SEQ_COL, KIND_COL, *m.names) if n not in m.keys]
+        folded = _joined_pairs(base, rest, key, in_rest, m, fold, record, retracts,
+                               spark).select(*names)
+    out = [folded]
+    if not in_base.holds(rest_keys).all():
+        out.append(_inserts(rest.where(~in_base.test(spark)), rest_files, m).select(*names))
+    return _union(out)
+
+
+def _joined_pairs(base: DataFrame, rest: DataFrame, key: Column, in_rest: KeyBitmap | None,
+                  m: MergeInput, fold: Fold, record: list[str], retracts: bool,
+                  spark: SparkSession) -> DataFrame:
+    """The base rows folded with their key's newer version, found by a broadcast left join
+    of the newer rows (``record``: their columns besides the key)."""
+    from pyspark.sql import functions as F
+
     # the newer version as flat columns (a struct per row cost a third more to broadcast)
-    newer = {n: f"{_NEWER}_{i}" for i, n in enumerate((SEQ_COL, KIND_COL, *m.names))
-             if n not in m.keys}
+    newer = {n: f"{_NEWER}_{i}" for i, n in enumerate(record)}
     # only rows whose key has a newer version probe the hash table: the join skips a NULL
     # key, and the bitmap's test is cheaper than a probe (a pair has one integer key)
-    key, newer_key = F.col(quote(m.keys[0])), f"{_NEWER}_key"
-    in_rest = key_bitmap(m.keys[0], rest_keys)
+    newer_key = f"{_NEWER}_key"
     probe = key if in_rest is None else F.when(in_rest.test(spark), key)
     # the newer side's key tells a joined row (the join skips NULL keys): a query that
     # needs no sequence number broadcasts none
@@ -296,19 +324,11 @@ def _pair(plan: ReadPlan, spark: SparkSession,
         key.alias(newer_key), *[F.col(quote(n)).alias(alias) for n, alias in newer.items()])),
         on=probe == F.col(newer_key), how="left")
     present = F.col(newer_key).isNotNull()
-    names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
-    fold = FOLDS[m.opts.engine](m)
-    retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
-        f.delete_row_count != 0 for f in (*base_files, *rest_files))
     if not retracts and fold.add is not None:
         # column by column: a query of a few columns reads only those of either side
-        folded = fold_two_inserts(joined, m, fold, newer, present)
-    else:
-        folded = _fold_pairs(joined, m, fold, newer, retracts, present)
-    out = [folded.select(*names)]
-    if not in_base.holds(rest_keys).all():
-        out.append(_inserts(rest.where(~in_base.test(spark)), rest_files, m).select(*names))
-    return _union(out)
+        return fold_two_inserts(joined, m, fold, {n: F.col(quote(a)) for n, a in newer.items()},
+                                present)
+    return _fold_pairs(joined, m, fold, newer, retracts, present)
 
 
 def _fold_pairs(joined: DataFrame, m: MergeInput, fold: Fold, newer: dict[str, str],

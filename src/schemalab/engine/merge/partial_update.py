@@ -192,7 +192,7 @@ class _Fold:
 def partial_update_fold(m: MergeInput) -> Fold:
     """Paimon's partial-update as a fold of a key's versions, oldest first."""
     fold = _Fold(m)
-    return Fold(state(fold.init()), fold.step, fold.init(), fold.add)
+    return Fold(fold.init, fold.step, fold.add)
 
 
 def partial_update(rows: DataFrame, m: MergeInput) -> DataFrame:

@@ -16,9 +16,10 @@ key found in one file only has one version, which Paimon's reducer returns as it
 ``pair``    partial-update or aggregation without ``sequence.field``: a base as for
             ``newest``, and the other files share no key either, so a key has at most two
             versions, the base's older than the other's; each base row meets the other
-            version of its key, if any, in a broadcast join and the two are folded row by
-            row (the engine's own fold step, twice): one scan of the base, no shuffle,
-            sort or grouping
+            version of its key, if any — looked up by the key's rank in arrays of the other
+            files' rows, or in a broadcast join — and the two are folded row by row (the
+            engine's own fold step, twice): one scan of the base, no shuffle, sort or
+            grouping
 ``split``   the base is the largest set of files that share no key: its rows whose key no
             other file holds are their key's only version; only the others, and the other
             files' rows, are merged
