@@ -228,12 +228,20 @@ def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
     if not bits.any():
         return F.lit(False)
     bitmap = _bitmap_scalar(bits, spark)  # bit i of word w is index lo + 64 w + i
-    i = index.cast("bigint") - F.lit(lo)
-    # the bit: word i >> 6 (element_at counts from 1), bit i % 64 of it; CASE WHEN
+    i = bit_index(index, lo)
+    # the bit: word i >> 6 (element_at counts from 1), bit i & 63 of it; CASE WHEN
     # evaluates element_at only inside the bitmap (ANSI mode fails past its end)
     word = F.element_at(bitmap, F.shiftright(i, 6).cast("int") + 1)
-    return F.when(i.between(0, len(bits) - 1), _bit(word, (i % 64).cast("int")) == 1) \
-        .otherwise(F.lit(False))
+    return F.when(i.between(0, len(bits) - 1), _bit(word, i.bitwiseAND(F.lit(63)).cast("int"))
+                  == 1).otherwise(F.lit(False))
+
+
+def bit_index(index: Column, lo: int) -> Column:
+    """``index - lo`` as a BIGINT (no subtraction per row where ``lo`` is 0)."""
+    from pyspark.sql import functions as F
+
+    i = index.cast("bigint")
+    return i if lo == 0 else i - F.lit(lo)
 
 
 def _bitmap_scalar(bits: npt.NDArray[np.bool_], spark: SparkSession) -> Column:

@@ -26,7 +26,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from schemalab.engine.deletes import array_scalar, bitmap_words, session_frames
+from schemalab.engine.deletes import array_scalar, bit_index, bitmap_words, session_frames
 from schemalab.engine.merge.function import Fold, MergeInput, folded_two_inserts
 from schemalab.engine.merge.keyset import KeyBitmap
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
@@ -60,8 +60,11 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
 
     frames = session_frames(spark)
     columns = [n for n in (SEQ_COL, KIND_COL, *m.names) if n not in m.keys]
+    # what the evolved values depend on: the files, the table's schema, the cast mode and
+    # the session's time zone and ANSI mode (a cast's result)
+    conf = [spark.conf.get(k) for k in ("spark.sql.session.timeZone", "spark.sql.ansi.enabled")]
     identity = repr((tuple((f.path, f.file_size, f.row_count, f.schema_id) for f in rest_files),
-                     plan.target, plan.cast_mode, m, spark.conf.get("spark.sql.session.timeZone")))
+                     plan.target, plan.cast_mode, m, conf))
     digest = b"lookup" + hashlib.blake2b(identity.encode(), digest_size=20).digest()
     hit = frames.get(digest)
     if hit is not None:
@@ -126,11 +129,11 @@ def rank_of(bitmap: KeyBitmap, spark: SparkSession) -> Column:
     words = bitmap_words(bitmap.bits)
     counts = np.bitwise_count(words.view(np.uint64)).astype(np.int32)
     before = np.concatenate([np.zeros(1, np.int32), np.cumsum(counts, dtype=np.int32)[:-1]])
-    i = F.col(quote(bitmap.key)).cast("bigint") - F.lit(bitmap.lo)
+    i = bit_index(F.col(quote(bitmap.key)), bitmap.lo)
     w = F.shiftright(i, 6).cast("int") + 1
     word = F.element_at(array_scalar(words, spark), w)
     below = word.bitwiseAND(F.call_function("shiftleft", F.lit(1).cast("bigint"),
-                                            (i % 64).cast("int")) - 1)
+                                            i.bitwiseAND(F.lit(63)).cast("int")) - 1)
     return F.element_at(array_scalar(before, spark), w) + F.bit_count(below) + 1
 
 
