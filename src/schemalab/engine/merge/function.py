@@ -166,7 +166,10 @@ def folded_two_inserts(m: MergeInput, fold: Fold, newer: dict[str, Column],
     older = Values({n: F.col(quote(n)) for n in names})
     newest = Values({n: newer.get(n, F.col(quote(n))) for n in names})
     result = fold.add(Values(fold.add(Values(fold.init_values), older)), newest)
-    return [F.when(present, result[n]).otherwise(F.col(quote(n))).alias(n)
+    # a key is the same in both versions: its column as it is, so that a filter on it
+    # reaches the scan's Parquet filters (row groups skipped by their statistics)
+    return [F.col(quote(n)) if n in m.keys else
+            F.when(present, result[n]).otherwise(F.col(quote(n))).alias(n)
             for n in (*m.names, SEQ_COL, KIND_COL)]
 
 
