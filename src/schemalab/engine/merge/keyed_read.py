@@ -287,7 +287,6 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     assert base is not None and rest is not None  # pair buckets have both
     key = F.col(quote(m.keys[0]))
     in_rest = key_bitmap(m.keys[0], rest_keys)
-    names = [F.col(quote(n)) for n in (*m.names, SEQ_COL, KIND_COL)]
     fold = FOLDS[m.opts.engine](m)
     retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
         f.delete_row_count != 0 for f in (*base_files, *rest_files))
@@ -295,13 +294,14 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     # columns are those of ``names``, in that order)
     folded = None if retracts or in_rest is None or fold.add is None else \
         fold_newer(base, rest, m, fold, in_rest, rest_files, plan, spark)
+    names = [*m.names, SEQ_COL, KIND_COL]
     if folded is None:
         record = [n for n in (SEQ_COL, KIND_COL, *m.names) if n not in m.keys]
-        folded = _joined_pairs(base, rest, key, in_rest, m, fold, record, retracts,
-                               spark).select(*names)
+        folded = _ordered(_joined_pairs(base, rest, key, in_rest, m, fold, record, retracts,
+                                        spark), names)
     out = [folded]
     if not in_base.holds(rest_keys).all():
-        out.append(_inserts(rest.where(~in_base.test(spark)), rest_files, m).select(*names))
+        out.append(_ordered(_inserts(rest.where(~in_base.test(spark)), rest_files, m), names))
     return _union(out)
 
 
