@@ -207,6 +207,28 @@ def test_primary_key_table(remote_spark: Any, tmp_path: Path) -> None:
         assert {bucket_of([k], [BIGINT(False)], 2) for k in keys} == {f.bucket}
 
 
+def test_partial_update_pairs_on_the_remote_session(remote_spark: Any, tmp_path: Path) -> None:
+    """Issue 25: a partial-update read whose newer versions are looked up in arrays (sent to
+    the session through Arrow, scalar subqueries on the executors) reads the same rows
+    twice (the second time from the session's cache) on a cluster and over Spark Connect."""
+    import schemalab as sl
+    from schemalab.engine.merge.keyed_read import merge_input, plans_of
+
+    wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
+    wh.sql("""
+        CREATE TABLE p (id INT NOT NULL, a STRING, n INT, PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update');
+        INSERT INTO p VALUES (1, 'a1', 1), (2, 'a2', 2), (3, 'a3', NULL), (64, 'a64', 64);
+        ALTER TABLE p ALTER COLUMN n TYPE BIGINT;
+        INSERT INTO p VALUES (2, NULL, 20), (3, 'x3', 30), (64, 'x64', NULL)""")
+    t = wh.table("p")
+    plan = t.read_plan()
+    assert [b.strategy for b in plans_of(plan, merge_input(plan).opts)] == ["pair"]
+    expected = [(1, "a1", 1), (2, "a2", 20), (3, "x3", 30), (64, "x64", 64)]
+    assert _rows(t.read()) == expected
+    assert _rows(t.read()) == expected
+
+
 def test_open_table_without_a_session_uses_the_active_one(
         remote_spark: Any, remote_kind: str, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
