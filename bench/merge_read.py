@@ -72,6 +72,8 @@ class Candidate:
     run: Callable[[], Any]
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
+    #: the warm-up: the first read of the table in the session (nothing of it cached)
+    first: float = float("nan")
 
 
 def narrow(df: Any) -> list[Any]:
@@ -187,8 +189,13 @@ def candidates(spark: Any, d: str, query: str, compacted: bool,
 
 
 def measure(cands: list[Candidate], repeats: int, cpu: JvmCpu) -> None:
-    """One warm-up each (the answers must agree), then ``repeats`` interleaved rounds."""
-    results = {c.name: c.run() for c in cands}
+    """One warm-up each (the answers must agree; its time is the first read's), then
+    ``repeats`` interleaved rounds."""
+    results = {}
+    for c in cands:
+        t0 = time.perf_counter()
+        results[c.name] = c.run()
+        c.first = time.perf_counter() - t0
     assert len({repr(v) for v in results.values()}) == 1, results
     for _ in range(repeats):
         for c in cands:
@@ -216,9 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     cpu = JvmCpu(spark)
     print(f"python {sys.version.split()[0]}, pyspark {spark.version}, {os.cpu_count()} "
           f"cores, {BUCKETS} buckets; medians of {args.repeats} rounds, merge and plain "
-          "interleaved; ratio = merge / plain wall (JVM cpu ratio)")
+          "interleaved; ratio = merge / plain wall (JVM cpu ratio); first = the two first reads' "
+          "ratio (the warm-up: nothing of the table cached yet)")
     print(f"{'rows':>10} {'engine':15}{'lay':>4} {'query':7}{'files':>6}{'merge':>8}"
-          f"{'plain':>8}{'ratio':>7}{'cpu':>6}  target  load")
+          f"{'plain':>8}{'ratio':>7}{'cpu':>6}  target first  load")
     for rows in [int(r) for r in args.rows.split(",")]:
         for engine in args.engines.split(","):
             for layout in args.layouts.split(","):
@@ -249,8 +257,9 @@ def _report(rows: int, engine: str, layout: str, query: str, info: dict[str, Any
         files = info["files"] if a != "compacted" else info["files_after"]
         head = f"{rows:>10,} {engine:15}{layout:>4} {query:7}" if not label else \
             f"{label:<37}"
+        first = c[a].first / c[b].first
         print(f"{head}{files:>6}{m(a):>7.2f}s{m(b):>7.2f}s{ratio:>7.2f}{cr:>6.2f}  "
-              f"{flag:6}  {load()}", flush=True)
+              f"{flag:6}{first:>6.2f}  {load()}", flush=True)
 
 
 if __name__ == "__main__":
