@@ -3,7 +3,7 @@ same number of files, for every merge engine, three table layouts and two querie
 
     .venv/bin/python bench/merge_read.py [--rows 3000000,10000000] [--repeats 5]
                          [--engines deduplicate,partial-update,aggregation,first-row]
-                         [--layouts a,b,c[,c-hot]] [--compacted] [--shuffle]
+                         [--layouts a,b,c[,c-hot]] [--compacted] [--shuffle] [--before]
                          [--dir /tmp/schemalab-bench-merge]
 
 Each table has ``'bucket' = '4'`` and is written with schemalab's own write path, columns
@@ -31,9 +31,10 @@ warm-up each, medians of ``--repeats`` rounds, planning included. The queries:
 * ``narrow``  ``count(*), sum(id), sum(n)``: a projection of two columns.
 
 ``--compacted`` adds the table after ``t.compact()`` against a plain copy of it, and
-``--shuffle`` the former merge (rows shuffled by key). The ratio ``merge / plain`` is the
-merge's cost (target ≤ 1.5, deduplicate ≤ 1.3, issue 25). The load average is printed with
-each cell: on a shared machine, quote it with the figures.
+``--shuffle`` the former merge (rows shuffled by key), ``--before`` the merge without
+``superseded`` buckets (as before they existed: ``newest`` or ``full``). The ratio
+``merge / plain`` is the merge's cost (target ≤ 1.5, deduplicate ≤ 1.3, issue 25). The load
+average is printed with each cell: on a shared machine, quote it with the figures.
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def prepare(spark: Any, base: str, rows: int, engine: str, layout: str,
     return d
 
 
-def candidates(spark: Any, d: str, query: str, compacted: bool,
-               shuffle: bool) -> tuple[list[Candidate], dict[str, Any]]:
+def candidates(spark: Any, d: str, query: str, compacted: bool, shuffle: bool,
+               superseded_off: bool = False) -> tuple[list[Candidate], dict[str, Any]]:
     import schemalab as sl
 
     info = json.load(open(os.path.join(d, "info.json")))
@@ -197,6 +198,17 @@ def candidates(spark: Any, d: str, query: str, compacted: bool,
 
         cands.append(Candidate("merge-shuffle", lambda: q(
             merge_read(t.read_plan(before), spark, how="shuffle"))))
+    if superseded_off:
+        from schemalab.engine.merge import runs
+
+        def without_superseded() -> Any:
+            cap, runs.SUPERSEDED_ROWS = runs.SUPERSEDED_ROWS, 0
+            try:
+                return q(t.read(snapshot_id=before))
+            finally:
+                runs.SUPERSEDED_ROWS = cap
+
+        cands.append(Candidate("merge-before", without_superseded))
     if compacted:
         cands += [Candidate("compacted", lambda: q(t.read())),
                   Candidate("plain-compacted", lambda: q(
@@ -226,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prepare-only", action="store_true", help="generate the tables only")
     p.add_argument("--compacted", action="store_true")
     p.add_argument("--shuffle", action="store_true")
+    p.add_argument("--before", action="store_true",
+                   help="add the merge without superseded buckets")
     p.add_argument("--dir", default="/tmp/schemalab-bench-merge")
     args = p.parse_args(argv)
     import schemalab as sl
@@ -244,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.prepare_only:
                     continue
                 for query in args.queries.split(","):
-                    cands, info = candidates(spark, d, query, args.compacted, args.shuffle)
+                    cands, info = candidates(spark, d, query, args.compacted, args.shuffle,
+                                             args.before)
                     measure(cands, args.repeats, cpu)
                     _report(rows, engine, layout, query, info, cands)
     return 0
@@ -259,7 +274,7 @@ def _report(rows: int, engine: str, layout: str, query: str, info: dict[str, Any
 
     target = TARGETS.get(engine, TARGET)
     pairs = [("merge", "plain", "")] + [
-        (a, b, f"  {a}") for a, b in (("merge-shuffle", "plain"),
+        (a, b, f"  {a}") for a, b in (("merge-shuffle", "plain"), ("merge-before", "plain"),
                                       ("compacted", "plain-compacted")) if a in c]
     for a, b, label in pairs:
         ratio, cr = m(a) / m(b), m(a, "cpu") / m(b, "cpu")
