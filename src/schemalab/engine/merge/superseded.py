@@ -31,9 +31,7 @@ choose) makes the read fall back to ``full``.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from schemalab.engine.deletes import BITMAP_FILES, deleted_positions, file_name
@@ -90,7 +88,6 @@ def superseded_positions(keys: Sequence[npt.NDArray[np.int64]],
     if hi - lo >= MAX_SPAN:
         return _sorted_walk(keys, live)
     seen = np.zeros(hi - lo + 1, dtype=bool)
-    held = 0
     out = []
     for k, alive in zip(keys, live, strict=True):
         i = k - lo
@@ -101,13 +98,22 @@ def superseded_positions(keys: Sequence[npt.NDArray[np.int64]],
             i = np.where(alive, i, 0)  # a deleted row's key may lie outside the span
             lost = seen[i] & alive
             won = i[alive & ~lost]
+        if _twice(k, won):
+            return None
         seen[won] = True
-        total = int(np.count_nonzero(seen))
-        if total != held + len(won):
-            return None  # a key twice in one file
-        held = total
         out.append(np.flatnonzero(lost).astype(np.int64))
     return out
+
+
+def _twice(keys: npt.NDArray[np.int64], won: npt.NDArray[np.int64]) -> bool:
+    """Whether a key is twice among a file's winning rows ``won`` (of its ``keys``): never
+    where the keys strictly increase, as a sorted run's do (checked in O(rows)), else by
+    sorting them."""
+    import numpy as np
+
+    if len(keys) < 2 or bool(np.all(keys[1:] > keys[:-1])):
+        return False
+    return len(np.unique(won)) != len(won)
 
 
 def _alive(rows: int, deleted: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
@@ -151,19 +157,17 @@ def implied_deletes(plan: ReadPlan, buckets: Sequence[BucketPlan], opts: MergeOp
     if key is None:
         return None
     files = [f for b in buckets for f in b.files]
-    with ThreadPoolExecutor(max_workers=max(1, min(len(files), os.cpu_count() or 1))) as pool:
-        read = list(pool.map(lambda f: _keys_and_deletes(plan, key, f), files))
-    got = {f.path: r for f, r in zip(files, read, strict=True)}
+    keys = _keys(plan, key, files)
+    if keys is None:
+        return None
     out: dict[str, PositionDeletes] = {}
     for b in buckets:
         walk = [f for run in b.runs for f in run]
         if opts.engine != FIRST_ROW:
             walk.reverse()  # deduplicate: the newest run wins
-        pairs = [got[f.path] for f in walk]
-        if any(p is None for p in pairs):
-            return None
-        lost = superseded_positions([p[0] for p in pairs if p is not None],
-                                    [p[1] for p in pairs if p is not None])
+        lost = superseded_positions(
+            [keys[f.path] for f in walk],
+            [deleted_positions(f, plan.table) if f.deletes else None for f in walk])
         if lost is None:
             return None
         for f, pos in zip(walk, lost, strict=True):
@@ -172,14 +176,18 @@ def implied_deletes(plan: ReadPlan, buckets: Sequence[BucketPlan], opts: MergeOp
     return out
 
 
-def _keys_and_deletes(plan: ReadPlan, key: str, f: DataFile
-                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None:
-    """``f``'s key of every row by position (its deleted rows too) and its deleted
-    positions; None where they cannot be read (a NULL key, or rows missing)."""
-    values = key_values([key], [dataclasses.replace(f, deletes=())], plan)
-    if values is None or len(values) != f.row_count:
+def _keys(plan: ReadPlan, key: str, files: Sequence[DataFile]
+          ) -> dict[str, npt.NDArray[np.int64]] | None:
+    """Each file's key of every row, by position (deleted rows too); None where they
+    cannot be read, or a key is NULL (a file holds no more rows than its manifest says,
+    so the NULLs :func:`key_values` drops show in the total)."""
+    import numpy as np
+
+    values = key_values([key], [dataclasses.replace(f, deletes=()) for f in files], plan)
+    if values is None or len(values) != sum(f.row_count for f in files):
         return None
-    return values, deleted_positions(f, plan.table) if f.deletes else None
+    ends = np.cumsum([f.row_count for f in files])[:-1]
+    return {f.path: v for f, v in zip(files, np.split(values, ends), strict=True)}
 
 
 def _as_deletes(f: DataFile, positions: npt.NDArray[np.int64]) -> PositionDeletes:
