@@ -73,9 +73,8 @@ def test_built_in_aggregates_merge_as_the_fold(spark: Any, tmp_path: Path, engin
     plan = t.read_plan()
     m = merge_input(plan)
     assert m.inserts_only
-    # every file shares key 1 with the others: no base; the keys of one version pass, the
-    # others are merged (superseded)
-    assert [p.strategy for p in plans_of(plan, m.opts)] == ["superseded"]
+    # every file shares key 1 with the others: no base, every row merged
+    assert [p.strategy for p in plans_of(plan, m.opts)] == ["full"]
     df = t.read()
     text = df._jdf.queryExecution().executedPlan().toString()
     assert "collect_list" not in text and "array_sort" not in text, text

@@ -195,36 +195,6 @@ def test_what_the_walk_cannot_decide_is_merged(spark: Any, tmp_path: Path, key_t
     assert _sorted(wh.table("t").read()) == _sorted(merge_read(plan, spark, how="shuffle"))
 
 
-@pytest.mark.parametrize(("engine", "options"), [
-    ("partial-update", ""),
-    ("aggregation", ", 'fields.n.aggregate-function' = 'sum', "
-                    "'fields.v.aggregate-function' = 'listagg'"),
-])
-def test_folds_pass_keys_of_one_version_and_merge_the_others(spark: Any, tmp_path: Path,
-                                                             engine: str, options: str) -> None:
-    wh = sl.Warehouse(tmp_path, spark=spark)
-    _write(wh, "t", options=f", 'merge-engine' = '{engine}'{options}")
-    plan = wh.table("t").read_plan()
-    assert {p.strategy for p in plans_of(plan, merge_input(plan).opts)} == {"superseded"}
-    got = _sorted(wh.table("t").read())
-    assert len({r[0] for r in got}) == len(got) == len(KEYS)
-    assert got == _sorted(merge_read(plan, spark, how="shuffle"))
-
-
-def test_which_keys_have_several_versions() -> None:
-    keys = [np.array([1, 2, 3], np.int64), np.array([3, 4, 5], np.int64),
-            np.array([5, 6], np.int64)]
-    for span in (1 << 27, 0):
-        sup.MAX_SPAN, old = span, sup.MAX_SPAN
-        try:
-            got = sup.multi_versions(keys, [None, np.array([2], np.int64), None])
-        finally:
-            sup.MAX_SPAN = old
-        # 5 of the second file is deleted: the third file's 5 is its key's only version
-        assert [g.tolist() for g in got] == [[False, False, True], [True, False, False],
-                                             [False, False]]
-
-
 def _file(name: str, lo: int, hi: int, rows: int = 10) -> DataFile:
     return DataFile(name, 0, rows, min_sequence_number=lo, max_sequence_number=hi,
                     key_range=((0,), (99,)), delete_row_count=0)
@@ -238,16 +208,12 @@ def test_superseded_needs_runs_ordered_by_sequence_number_and_a_row_budget() -> 
     assert [p.strategy for p in supersede(plans, "first-row", eligible=False)] == ["full"]
     assert [p.strategy for p in supersede(plans, "first-row", eligible=True,
                                           max_rows=39)] == ["full"]
-    # a fold merges the keys with several versions: any order of runs will do
-    assert [p.strategy for p in supersede(plans, "partial-update", eligible=True)] == [
-        "superseded"]
+    assert [p.strategy for p in supersede(plans, "partial-update", eligible=True)] == ["full"]
     # a file whose versions interleave with another's: which is newer is per row
     mixed = [*files, _file("g", 15, 35)]
     assert not ordered_runs(bucket_plans(mixed, "first-row", sequence_fields=())[0].runs)
     plans = bucket_plans(mixed, "first-row", sequence_fields=())
     assert [p.strategy for p in supersede(plans, "first-row", eligible=True)] == ["full"]
-    assert [p.strategy for p in supersede(plans, "aggregation", eligible=True)] == [
-        "superseded"]
     # -U/-D rows (or a count not recorded) need the merge function
     plans = bucket_plans([*files[:3], dataclasses.replace(files[3], delete_row_count=None)],
                          "first-row", sequence_fields=())

@@ -147,13 +147,12 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
             out.append(_ordered(paired, names))
     full = [b for b in buckets if b.strategy == "full"]
     superseded = [b for b in buckets if b.strategy == "superseded"]
-    if superseded:  # versions dropped as by deletion vectors (folds: merged if several)
-        got = read_superseded(plan, spark, task_groups(superseded, 2 * _cores(spark)), m.opts)
-        if got is None:
+    if superseded:  # each key's one version kept, the others dropped as by deletion vectors
+        kept = read_superseded(plan, spark, superseded, m.opts)
+        if kept is None:
             full.extend(BucketPlan(b.partition, b.bucket, b.runs, "full") for b in superseded)
         else:
-            out.extend(_ordered(df, names) for df in got[:1] if df is not None)
-            out.extend(_kept(FUNCTIONS[m.opts.engine](df.coalesce(1), m)) for df in got[1])
+            out.append(_ordered(kept, names))
     if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
         # one lookup and one scan for every split bucket's base, and their few rows to
         # merge in one task (merging them per task group cost a plan per group: 4x slower)

@@ -28,9 +28,7 @@ key found in one file only has one version, which Paimon's reducer returns as it
             newer files share keys): each file's rows whose key a newer
             (deduplicate) or older (first-row) run holds are found on the driver from every
             file's keys, and dropped as deletion vectors are, so every row left is its key's
-            only version and none is merged (:mod:`schemalab.engine.merge.superseded`);
-            partial-update and aggregation buckets that would merge ``full`` pass the rows
-            of keys with one version as they are, the same way, and merge only the others
+            only version and none is merged (:mod:`schemalab.engine.merge.superseded`)
 ``full``    every row is merged (the other files hold more rows than the base, or too many
             keys to broadcast)
 
@@ -268,20 +266,17 @@ def supersede(plans: list[BucketPlan], engine: str, *, eligible: bool,
               max_rows: int | None = None) -> list[BucketPlan]:
     """``full`` buckets, and ``newest`` ones whose newer files share keys (each newer key's
     newest version found by grouping them), read as ``superseded`` where that applies
-    (partial-update and aggregation: ``full`` ones, in any order of runs)
     (``eligible``: the read's key is one integer column and no value column holds row
     kinds; the caller knows), largest first while their rows stay within ``max_rows``
     (:data:`SUPERSEDED_ROWS`)."""
     max_rows = SUPERSEDED_ROWS if max_rows is None else max_rows
-    if not eligible or engine not in (DEDUPLICATE, FIRST_ROW, *_FOLDS):
+    if not eligible or engine not in (DEDUPLICATE, FIRST_ROW):
         return plans
-    fold = engine in _FOLDS
     chosen: set[int] = set()
     rows = 0
     for i, p in sorted(enumerate(plans), key=lambda ip: -ip[1].rows):
         overlapping = p.strategy == "full" or (p.strategy == "newest" and not p.rest_disjoint)
-        # a fold merges the versions by their sequence numbers: any order of runs will do
-        if overlapping and (fold or ordered_runs(p.runs)) and rows + p.rows <= max_rows \
+        if overlapping and ordered_runs(p.runs) and rows + p.rows <= max_rows \
                 and all(f.delete_row_count == 0 for f in p.files):
             chosen.add(i)
             rows += p.rows

@@ -22,12 +22,6 @@ key a newer (older) run holds are *superseded*, and knowing which is enough:
 A file that holds a key twice (no writer makes one; it would take a merge function to
 choose) makes the read fall back to ``full``.
 
-Partial-update and aggregation fold every version of a key, so no version is superseded;
-but a key with one version is returned as it is. Two ``seen`` arrays (once, twice) tell
-each file's rows whose key has other versions (:func:`multi_versions`): the files are read
-without those, as they are, and, in a task per group of buckets, without the others, into
-the merge function — which then merges only the keys that have several versions.
-
     >>> import numpy as np
     >>> new, old = np.array([3, 1]), np.array([1, 2, 3, 4])
     >>> [p.tolist() for p in superseded_positions([new, old], [None, None])]
@@ -42,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from schemalab.engine.deletes import BITMAP_FILES, deleted_positions, file_name
 from schemalab.engine.merge.keyset import MAX_SPAN, key_values
-from schemalab.engine.merge.options import DEDUPLICATE, FIRST_ROW, MergeOptions
+from schemalab.engine.merge.options import FIRST_ROW, MergeOptions
 from schemalab.engine.merge.records import versions
 from schemalab.engine.merge.runs import BucketPlan
 from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
@@ -159,97 +153,26 @@ def implied_deletes(plan: ReadPlan, buckets: Sequence[BucketPlan], opts: MergeOp
     """Per data file path, its superseded rows as deletes by position (files with none
     left out); None where the walk does not apply (see :func:`walk_key`) or a file's keys
     cannot be read on the driver (a file that lacks the key, or holds a key twice)."""
-    walks = _walks(plan, buckets, opts)
-    if walks is None:
-        return None
-    out: dict[str, PositionDeletes] = {}
-    for walk, keys, deleted in walks:
-        lost = superseded_positions(keys, deleted)
-        if lost is None:
-            return None
-        out.update((f.path, _as_deletes(f, pos)) for f, pos in zip(walk, lost, strict=True)
-                   if len(pos))
-    return out
-
-
-def version_split(plan: ReadPlan, buckets: Sequence[BucketPlan], opts: MergeOptions
-                  ) -> tuple[dict[str, PositionDeletes], dict[str, PositionDeletes]] | None:
-    """For a fold (partial-update, aggregation): per data file path, (its rows whose key
-    has another version, its rows whose key has none) as deletes by position — read
-    without the first, a file's rows are their key's only version; without the second,
-    the versions to merge. None as for :func:`implied_deletes`."""
-    import numpy as np
-
-    walks = _walks(plan, buckets, opts)
-    if walks is None:
-        return None
-    several: dict[str, PositionDeletes] = {}
-    alone: dict[str, PositionDeletes] = {}
-    for walk, keys, deleted in walks:
-        for f, multi, d in zip(walk, multi_versions(keys, deleted), deleted, strict=True):
-            if multi.any():
-                several[f.path] = _as_deletes(f, np.flatnonzero(multi))
-            single = ~multi if d is None or not len(d) else ~multi & _alive(f.row_count, d)
-            if single.any():
-                alone[f.path] = _as_deletes(f, np.flatnonzero(single))
-    return several, alone
-
-
-def multi_versions(keys: Sequence[npt.NDArray[np.int64]],
-                   deleted: Sequence[npt.NDArray[np.int64] | None]
-                   ) -> list[npt.NDArray[np.bool_]]:
-    """Per file of ``keys``, which of its live rows (not ``deleted``) hold a key that some
-    other live row holds too: two ``seen`` arrays over the key span (once, twice), or a
-    sort where the span is too wide."""
-    import numpy as np
-
-    live = [None if d is None or not len(d) else _alive(len(k), d)
-            for k, d in zip(keys, deleted, strict=True)]
-    present = [k if a is None else k[a] for k, a in zip(keys, live, strict=True)]
-    if not any(len(k) for k in present):
-        return [np.zeros(len(k), bool) for k in keys]
-    lo = min(int(k.min()) for k in present if len(k))
-    hi = max(int(k.max()) for k in present if len(k))
-    if hi - lo >= MAX_SPAN:
-        every = np.concatenate(present)
-        _, inverse, counts = np.unique(every, return_inverse=True, return_counts=True)
-        shared = np.split(counts[inverse] > 1, np.cumsum([len(k) for k in present])[:-1])
-    else:
-        once, twice = np.zeros(hi - lo + 1, bool), np.zeros(hi - lo + 1, bool)
-        for k in present:
-            i = k - lo
-            twice[i[once[i]]] = True
-            once[i] = True
-        shared = [twice[k - lo] for k in present]
-    out = []
-    for k, a, s in zip(keys, live, shared, strict=True):
-        if a is None:
-            out.append(s)
-        else:
-            m = np.zeros(len(k), bool)
-            m[a] = s
-            out.append(m)
-    return out
-
-
-def _walks(plan: ReadPlan, buckets: Sequence[BucketPlan], opts: MergeOptions
-           ) -> list[tuple[list[DataFile], list[npt.NDArray[np.int64]],
-                           list[npt.NDArray[np.int64] | None]]] | None:
-    """Per bucket: its files in walk order (the winning end first: oldest for first-row,
-    newest otherwise), their keys by position and their deleted positions."""
     key = walk_key(plan, opts)
     if key is None:
         return None
-    keys = _keys(plan, key, [f for b in buckets for f in b.files])
+    files = [f for b in buckets for f in b.files]
+    keys = _keys(plan, key, files)
     if keys is None:
         return None
-    out = []
+    out: dict[str, PositionDeletes] = {}
     for b in buckets:
         walk = [f for run in b.runs for f in run]
         if opts.engine != FIRST_ROW:
             walk.reverse()  # deduplicate: the newest run wins
-        out.append((walk, [keys[f.path] for f in walk],
-                    [deleted_positions(f, plan.table) if f.deletes else None for f in walk]))
+        lost = superseded_positions(
+            [keys[f.path] for f in walk],
+            [deleted_positions(f, plan.table) if f.deletes else None for f in walk])
+        if lost is None:
+            return None
+        for f, pos in zip(walk, lost, strict=True):
+            if len(pos):
+                out[f.path] = _as_deletes(f, pos)
     return out
 
 
@@ -276,37 +199,16 @@ def _as_deletes(f: DataFile, positions: npt.NDArray[np.int64]) -> PositionDelete
                            load=lambda: positions)
 
 
-def read_superseded(plan: ReadPlan, spark: SparkSession,
-                    groups: Sequence[Sequence[BucketPlan]], opts: MergeOptions
-                    ) -> tuple[DataFrame | None, list[DataFrame]] | None:
-    """(the rows read as they are, the rows to merge: a frame per group of ``groups``, each
-    merged in one task). Deduplicate and first-row: every version the merge keeps (each
-    key once), the files read with their superseded rows dropped as deletion vectors
-    are, and nothing to merge. A fold: the rows whose key has one version as they are,
-    the others to merge. None where the walk does not apply (:func:`walk_key`): the
-    caller merges the buckets in full."""
-    buckets = [b for g in groups for b in g]
-    if opts.engine in (DEDUPLICATE, FIRST_ROW):
-        implied = implied_deletes(plan, buckets, opts)
-        if implied is None:
-            return None
-        return _read(plan, spark, [f for b in buckets for f in b.files], implied), []
-    split = version_split(plan, buckets, opts)
-    if split is None:
+def read_superseded(plan: ReadPlan, spark: SparkSession, buckets: Sequence[BucketPlan],
+                    opts: MergeOptions) -> DataFrame | None:
+    """Every version of the buckets' keys that the merge keeps (each key once), with its
+    sequence number and kind: the files read with their superseded rows dropped as
+    deletion vectors are. None where :func:`implied_deletes` does not apply: the caller
+    merges the buckets in full."""
+    implied = implied_deletes(plan, buckets, opts)
+    if implied is None:
         return None
-    several, alone = split
-    # a file whose rows all have several versions has none to pass, and the other way round
-    passed = _read(plan, spark, [f for b in buckets for f in b.files if f.path in alone],
-                   several)
-    merging = [_read(plan, spark, [f for b in g for f in b.files if f.path in several], alone)
-               for g in groups]
-    return passed, [df for df in merging if df is not None]
-
-
-def _read(plan: ReadPlan, spark: SparkSession, files: Sequence[DataFile],
-          implied: dict[str, PositionDeletes]) -> DataFrame | None:
-    """Every row of ``files`` (with its sequence number and kind) but those ``implied``
-    deletes, beside the files' own deletes."""
+    files = [f for b in buckets for f in b.files]
     with_deletes = dataclasses.replace(plan, groups=tuple(
         dataclasses.replace(g, files=tuple(
             dataclasses.replace(f, deletes=(*f.deletes, implied[f.path]))
@@ -317,9 +219,9 @@ def _read(plan: ReadPlan, spark: SparkSession, files: Sequence[DataFile],
     # at most FILES_PER_SCAN files with deletes a scan, about as many in each
     scans = -(-len(deleted) // FILES_PER_SCAN)
     chunks = [deleted[n::scans] for n in range(scans)] + ([whole] if whole else [])
+    frames = [versions(with_deletes, spark, files=chunk) for chunk in chunks]
     out = None
-    for chunk in chunks:
-        df = versions(with_deletes, spark, files=chunk)
+    for df in frames:
         if df is not None:
             out = df if out is None else out.union(df)
     return out
