@@ -3,7 +3,7 @@ same number of files, for every merge engine, three table layouts and two querie
 
     .venv/bin/python bench/merge_read.py [--rows 3000000,10000000] [--repeats 5]
                          [--engines deduplicate,partial-update,aggregation,first-row]
-                         [--layouts a,b,c] [--compacted] [--shuffle]
+                         [--layouts a,b,c[,c-hot]] [--compacted] [--shuffle] [--before]
                          [--dir /tmp/schemalab-bench-merge]
 
 Each table has ``'bucket' = '4'`` and is written with schemalab's own write path, columns
@@ -13,9 +13,14 @@ merge. The layouts (issue 25):
 
 * ``a``  one INSERT of every row, the ALTERs, then an upsert of every tenth key (10%);
 * ``b``  the rows in four INSERTs, the ALTERs, then the same upsert;
-* ``c``  streaming-like: 20 commits of 5% of ``--rows`` each, keys spread over all of
-         ``[0, rows)`` (a permutation per commit, shifted per commit, so later commits
-         update keys earlier ones wrote), the ALTERs after the tenth.
+* ``c``  streaming-like: 20 commits of 5% of ``--rows`` each, each commit's keys a uniform
+         pseudo-random sample of ``[0, rows)`` (``pmod(xxhash64(commit, i), rows)``, each
+         key once per commit), so later commits update keys earlier ones wrote: about 63%
+         of the range ends up as keys, 1.6 versions per key; the ALTERs after the tenth;
+* ``c-hot``  (not in the default matrix) layout c as generator version 2 made it: the keys
+         ``(i * 1000003 + commit * 7919 * 131) % rows`` for ``i < rows / 20``, which fall
+         in three narrow stripes — 386,797 keys of 3M, 7.8 versions per key — kept so the
+         figures measured on it can be reproduced.
 
 The merged read is copied once to plain Parquet in as many files as the table has live
 files (``plain``). Each cell (rows × engine × layout × query) measures ``merge``
@@ -26,9 +31,10 @@ warm-up each, medians of ``--repeats`` rounds, planning included. The queries:
 * ``narrow``  ``count(*), sum(id), sum(n)``: a projection of two columns.
 
 ``--compacted`` adds the table after ``t.compact()`` against a plain copy of it, and
-``--shuffle`` the former merge (rows shuffled by key). The ratio ``merge / plain`` is the
-merge's cost (target ≤ 1.5, deduplicate ≤ 1.3, issue 25). The load average is printed with
-each cell: on a shared machine, quote it with the figures.
+``--shuffle`` the former merge (rows shuffled by key), ``--before`` the merge without
+``superseded`` buckets (as before they existed: ``newest`` or ``full``). The ratio
+``merge / plain`` is the merge's cost (target ≤ 1.5, deduplicate ≤ 1.3, issue 25). The load
+average is printed with each cell: on a shared machine, quote it with the figures.
 """
 
 from __future__ import annotations
@@ -47,14 +53,16 @@ from typing import Any
 import evolved_read  # bench/ is the script's directory: run as python bench/merge_read.py
 from evolved_read import aggregate, load
 
-GENERATOR_VERSION = 2
+#: 3: layout c's keys are a uniform sample of the range (version 2's are ``c-hot``); the
+#: other layouts' tables are as version 2 made them and are kept (see ``_version``)
+GENERATOR_VERSION = 3
 FILES = 4  # layout b's inserts of the initial rows (one file per bucket each)
 BUCKETS = 4
 UPSERT_EVERY = 10  # layouts a and b: every tenth key is upserted at the end
 COMMITS = 20  # layout c: commits of rows / COMMITS keys each
 TARGET = 1.5
 TARGETS = {"deduplicate": 1.3}
-LAYOUTS = ("a", "b", "c")
+LAYOUTS = ("a", "b", "c")  # the default matrix; "c-hot" on request
 QUERIES = ("full", "narrow")
 
 
@@ -110,14 +118,19 @@ def generate(wh: Any, name: str, rows: int, engine: str, layout: str = "b") -> A
     extra = "" if engine == "deduplicate" else f", 'merge-engine' = '{engine}'"
     wh.sql(f"CREATE TABLE {name} (id INT NOT NULL, v STRING, n INT, d DOUBLE, "
            f"PRIMARY KEY (id) NOT ENFORCED) TBLPROPERTIES ('bucket' = '{BUCKETS}'{extra})")
-    if layout == "c":
+    if layout in ("c", "c-hot"):
         share = rows // COMMITS
         for i in range(COMMITS):
-            # id * 1000003 mod rows is a permutation of [0, rows) (1000003 is a prime not
-            # dividing rows): each commit's keys differ, and the shift makes later commits
-            # meet earlier ones' keys
-            keys = spark.range(0, share, numPartitions=1).select(
-                ((F.col("id") * 1_000_003 + i * 7_919 * 131) % rows).alias("id"))
+            ids = spark.range(0, share, numPartitions=1)
+            if layout == "c":
+                # a uniform sample of [0, rows) per commit, each key once in it
+                keys = ids.select(F.pmod(F.xxhash64(F.lit(i), F.col("id")), F.lit(rows))
+                                  .alias("id")).distinct().coalesce(1)
+            else:
+                # generator version 2's: id * 1000003 + shift mod rows for id < rows / 20,
+                # three narrow stripes of keys (hot keys, 7.8 versions each at 3M rows)
+                keys = ids.select(((F.col("id") * 1_000_003 + i * 7_919 * 131) % rows)
+                                  .alias("id"))
             wh.table(name).insert(_rows(spark, keys, f"c{i}_", i >= COMMITS // 2))
             if i == COMMITS // 2 - 1:
                 _alter(wh, name)
@@ -134,6 +147,12 @@ def generate(wh: Any, name: str, rows: int, engine: str, layout: str = "b") -> A
     return wh.table(name)
 
 
+def _version(layout: str) -> int:
+    """The generator version a layout's tables were last changed in (an unchanged layout
+    keeps its tables across a version bump; c-hot is version 2's c under a new name)."""
+    return GENERATOR_VERSION if layout == "c" else 2
+
+
 def plain_copy(spark: Any, df: Any, files: int, path: str) -> None:
     df.repartition(files).write.mode("overwrite").option("compression", "zstd").parquet(path)
 
@@ -146,7 +165,7 @@ def prepare(spark: Any, base: str, rows: int, engine: str, layout: str,
 
     d = os.path.join(base, f"{engine}-{layout}-{rows}")
     marker = os.path.join(d, "MARKER")
-    want = json.dumps({"v": GENERATOR_VERSION, "rows": rows, "engine": engine,
+    want = json.dumps({"v": _version(layout), "rows": rows, "engine": engine,
                        "layout": layout})
     if not (os.path.exists(marker) and open(marker).read() == want):
         shutil.rmtree(d, ignore_errors=True)
@@ -167,8 +186,8 @@ def prepare(spark: Any, base: str, rows: int, engine: str, layout: str,
     return d
 
 
-def candidates(spark: Any, d: str, query: str, compacted: bool,
-               shuffle: bool) -> tuple[list[Candidate], dict[str, Any]]:
+def candidates(spark: Any, d: str, query: str, compacted: bool, shuffle: bool,
+               superseded_off: bool = False) -> tuple[list[Candidate], dict[str, Any]]:
     import schemalab as sl
 
     info = json.load(open(os.path.join(d, "info.json")))
@@ -181,6 +200,17 @@ def candidates(spark: Any, d: str, query: str, compacted: bool,
 
         cands.append(Candidate("merge-shuffle", lambda: q(
             merge_read(t.read_plan(before), spark, how="shuffle"))))
+    if superseded_off:
+        from schemalab.engine.merge import runs
+
+        def without_superseded() -> Any:
+            cap, runs.SUPERSEDED_ROWS = runs.SUPERSEDED_ROWS, 0
+            try:
+                return q(t.read(snapshot_id=before))
+            finally:
+                runs.SUPERSEDED_ROWS = cap
+
+        cands.append(Candidate("merge-before", without_superseded))
     if compacted:
         cands += [Candidate("compacted", lambda: q(t.read())),
                   Candidate("plain-compacted", lambda: q(
@@ -215,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prepare-only", action="store_true", help="generate the tables only")
     p.add_argument("--compacted", action="store_true")
     p.add_argument("--shuffle", action="store_true")
+    p.add_argument("--before", action="store_true",
+                   help="add the merge without superseded buckets")
     p.add_argument("--dir", default="/tmp/schemalab-bench-merge")
     args = p.parse_args(argv)
     import schemalab as sl
@@ -234,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.prepare_only:
                     continue
                 for query in args.queries.split(","):
-                    cands, info = candidates(spark, d, query, args.compacted, args.shuffle)
+                    cands, info = candidates(spark, d, query, args.compacted, args.shuffle,
+                                             args.before)
                     measure(cands, args.repeats, cpu)
                     _report(rows, engine, layout, query, info, cands)
     return 0
@@ -249,7 +282,7 @@ def _report(rows: int, engine: str, layout: str, query: str, info: dict[str, Any
 
     target = TARGETS.get(engine, TARGET)
     pairs = [("merge", "plain", "")] + [
-        (a, b, f"  {a}") for a, b in (("merge-shuffle", "plain"),
+        (a, b, f"  {a}") for a, b in (("merge-shuffle", "plain"), ("merge-before", "plain"),
                                       ("compacted", "plain-compacted")) if a in c]
     for a, b, label in pairs:
         ratio, cr = m(a) / m(b), m(a, "cpu") / m(b, "cpu")

@@ -93,7 +93,11 @@ def _orc_table(path: str, columns: Sequence[tuple[str, DataType]]) -> pa.Table:
 def _parquet_table(path: str, columns: Sequence[tuple[str, DataType]]) -> pa.Table:
     import pyarrow.parquet as pq
 
-    return _select(path, pq.read_table(fileio.open_input(path)), columns)
+    # only the wanted columns, and no partition values guessed from a path's directories
+    # (a Paimon partition's ``dt=x/``: the file holds ``dt`` itself)
+    f = pq.ParquetFile(fileio.open_input(path))
+    held = set(f.schema_arrow.names)
+    return _select(path, f.read(columns=[n for n, _ in columns if n in held]), columns)
 
 
 def _select(path: str, table: pa.Table, columns: Sequence[tuple[str, DataType]]) -> pa.Table:

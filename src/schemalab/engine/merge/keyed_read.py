@@ -54,7 +54,8 @@ from schemalab.engine.merge.options import (
 )
 from schemalab.engine.merge.partial_update import partial_update, partial_update_fold
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, key_columns, retract, versions
-from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast
+from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast, supersede
+from schemalab.engine.merge.superseded import read_superseded, walk_key
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import SchemaLabError
@@ -97,8 +98,10 @@ def merge_input(plan: ReadPlan) -> MergeInput:
 
 def plans_of(plan: ReadPlan, opts: MergeOptions, *, batch: bool = True) -> list[BucketPlan]:
     """How each bucket of ``plan`` is merged."""
-    return limit_broadcast(bucket_plans(plan.files, opts.engine,
-                                        sequence_fields=opts.sequence_fields, batch=batch))
+    plans = limit_broadcast(bucket_plans(plan.files, opts.engine,
+                                         sequence_fields=opts.sequence_fields, batch=batch))
+    return supersede(plans, opts.engine, eligible=not opts.sequence_fields
+                     and walk_key(plan, opts) is not None)
 
 
 def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
@@ -143,6 +146,13 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
         else:
             out.append(_ordered(paired, names))
     full = [b for b in buckets if b.strategy == "full"]
+    superseded = [b for b in buckets if b.strategy == "superseded"]
+    if superseded:  # each key's one version kept, the others dropped as by deletion vectors
+        kept = read_superseded(plan, spark, superseded, m.opts)
+        if kept is None:
+            full.extend(BucketPlan(b.partition, b.bucket, b.runs, "full") for b in superseded)
+        else:
+            out.append(_ordered(kept, names))
     if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
         # one lookup and one scan for every split bucket's base, and their few rows to
         # merge in one task (merging them per task group cost a plan per group: 4x slower)

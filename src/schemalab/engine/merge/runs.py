@@ -23,6 +23,12 @@ key found in one file only has one version, which Paimon's reducer returns as it
 ``split``   the base is the largest set of files that share no key: its rows whose key no
             other file holds are their key's only version; only the others, and the other
             files' rows, are merged
+``superseded``  deduplicate or first-row without ``sequence.field`` or -U/-D rows, whose
+            files overlap in many runs (else ``full``, or deduplicate's ``newest`` whose
+            newer files share keys): each file's rows whose key a newer
+            (deduplicate) or older (first-row) run holds are found on the driver from every
+            file's keys, and dropped as deletion vectors are, so every row left is its key's
+            only version and none is merged (:mod:`schemalab.engine.merge.superseded`)
 ``full``    every row is merged (the other files hold more rows than the base, or too many
             keys to broadcast)
 
@@ -46,7 +52,7 @@ from typing import Any, Literal
 from schemalab.engine.merge.options import AGGREGATION, DEDUPLICATE, FIRST_ROW, PARTIAL_UPDATE
 from schemalab.engine.plan import DataFile
 
-Strategy = Literal["raw", "single", "newest", "pair", "split", "full"]
+Strategy = Literal["raw", "single", "newest", "pair", "split", "superseded", "full"]
 
 #: the most rows whose keys a merge broadcasts to every task (``newest``, ``split``)
 BROADCAST_ROWS = 5_000_000
@@ -54,6 +60,9 @@ BROADCAST_ROWS = 5_000_000
 #: the driver holds them, 2 GB by default); past either they are ``split``
 PAIR_ROWS = 2_000_000
 PAIR_FILE_BYTES = 32 << 20
+#: the most rows of ``superseded`` buckets, whose keys the driver reads and holds (as
+#: int64, 128 MiB: :data:`schemalab.engine.merge.keyset.CACHED_KEYS`); past it, ``full``
+SUPERSEDED_ROWS = 1 << 24
 #: the engines whose merge is a fold of a key's versions, oldest first
 _FOLDS = (PARTIAL_UPDATE, AGGREGATION)
 
@@ -87,7 +96,7 @@ class BucketPlan:
 
     def merged_rows(self) -> int:
         """Rows that may go through the merge function (an upper bound)."""
-        if self.strategy in ("raw", "single", "newest", "pair"):
+        if self.strategy in ("raw", "single", "newest", "pair", "superseded"):
             return 0
         if self.strategy == "split":
             return sum(f.row_count for f in self.rest)
@@ -239,3 +248,37 @@ def limit_broadcast(plans: list[BucketPlan], broadcast_rows: int = BROADCAST_ROW
         return plans
     return [BucketPlan(p.partition, p.bucket, p.runs, "full")
             if p.strategy in ("newest", "pair", "split") else p for p in plans]
+
+
+def ordered_runs(runs: Sequence[Sequence[DataFile]]) -> bool:
+    """Whether every version in each run is newer than every version in the runs before it
+    (each run's sequence numbers above the former runs'): then a key's newest version is
+    the one in its newest run, found without comparing sequence numbers."""
+    top = -1
+    for run in runs:
+        if min(f.min_sequence_number for f in run) <= top:
+            return False
+        top = max(f.max_sequence_number for f in run)
+    return True
+
+
+def supersede(plans: list[BucketPlan], engine: str, *, eligible: bool,
+              max_rows: int | None = None) -> list[BucketPlan]:
+    """``full`` buckets, and ``newest`` ones whose newer files share keys (each newer key's
+    newest version found by grouping them), read as ``superseded`` where that applies
+    (``eligible``: the read's key is one integer column and no value column holds row
+    kinds; the caller knows), largest first while their rows stay within ``max_rows``
+    (:data:`SUPERSEDED_ROWS`)."""
+    max_rows = SUPERSEDED_ROWS if max_rows is None else max_rows
+    if not eligible or engine not in (DEDUPLICATE, FIRST_ROW):
+        return plans
+    chosen: set[int] = set()
+    rows = 0
+    for i, p in sorted(enumerate(plans), key=lambda ip: -ip[1].rows):
+        overlapping = p.strategy == "full" or (p.strategy == "newest" and not p.rest_disjoint)
+        if overlapping and ordered_runs(p.runs) and rows + p.rows <= max_rows \
+                and all(f.delete_row_count == 0 for f in p.files):
+            chosen.add(i)
+            rows += p.rows
+    return [BucketPlan(p.partition, p.bucket, p.runs, "superseded") if i in chosen else p
+            for i, p in enumerate(plans)]

@@ -1,0 +1,227 @@
+"""The merge read of ``superseded`` buckets (see :mod:`schemalab.engine.merge.runs`): files
+that overlap in many sorted runs, merged without a merge function.
+
+Deduplicate keeps each key's newest version and first-row its oldest; with no
+``sequence.field`` and no -U/-D rows, and each run's sequence numbers above the former
+runs', that version is the one in the key's newest (oldest) run. So each file's rows whose
+key a newer (older) run holds are *superseded*, and knowing which is enough:
+
+1. Every file's key column is read on the driver with pyarrow
+   (:func:`schemalab.engine.merge.keyset.key_values`: one column, kept per file for the
+   session) and the bucket's runs are walked from the winning end with a ``seen`` array of
+   booleans over the bucket's key span: a row whose key is seen already is superseded, the
+   others mark their keys. That is O(rows) numpy work, with no sort. Keys spanning more than
+   :data:`schemalab.engine.merge.keyset.MAX_SPAN` numbers are sorted instead (a stable sort
+   of the keys in walk order: the first of each key wins).
+2. Each file is then read with its superseded positions dropped exactly as a deletion
+   vector's are (:func:`schemalab.engine.deletes.drop_deleted_positions`: a bitmap in the
+   scan's own filter), beside its real deletion vectors or position deletes, whose rows are
+   no version at all (they supersede nothing). Every row left is its key's only version:
+   no shuffle, sort, join or grouping.
+
+A file that holds a key twice (no writer makes one; it would take a merge function to
+choose) makes the read fall back to ``full``.
+
+    >>> import numpy as np
+    >>> new, old = np.array([3, 1]), np.array([1, 2, 3, 4])
+    >>> [p.tolist() for p in superseded_positions([new, old], [None, None])]
+    [[], [0, 2]]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from schemalab.engine.deletes import BITMAP_FILES, deleted_positions, file_name
+from schemalab.engine.merge.keyset import MAX_SPAN, key_values
+from schemalab.engine.merge.options import FIRST_ROW, MergeOptions
+from schemalab.engine.merge.records import versions
+from schemalab.engine.merge.runs import BucketPlan
+from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
+from schemalab.types.model import AtomicType, TypeRoot
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import numpy.typing as npt
+    from pyspark.sql import DataFrame, SparkSession
+
+_INTEGERS = (TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INTEGER, TypeRoot.BIGINT)
+#: the most files with deletes one scan reads: past it, a scan drops deleted positions by a
+#: join instead of its bitmap filter
+FILES_PER_SCAN = BITMAP_FILES
+
+
+def walk_key(plan: ReadPlan, opts: MergeOptions) -> str | None:
+    """The column that tells a bucket's keys apart, where the walk applies: the primary key
+    without the partition keys (a bucket lies in one partition) is one integer column, and
+    no value column holds row kinds. None otherwise."""
+    if opts.rowkind_field is not None:
+        return None
+    schema = plan.target
+    keys = [k for k in schema.primary_keys if k not in schema.partition_keys]
+    field = schema.field(keys[0]) if len(keys) == 1 else None
+    if field is None or not isinstance(field.type, AtomicType) or \
+            field.type.root not in _INTEGERS:
+        return None
+    return field.name
+
+
+def superseded_positions(keys: Sequence[npt.NDArray[np.int64]],
+                         deleted: Sequence[npt.NDArray[np.int64] | None]
+                         ) -> list[npt.NDArray[np.int64]] | None:
+    """The positions of each file's rows whose key an earlier file of ``keys`` holds, the
+    files in walk order (the winning end first: newest first for deduplicate). ``keys``:
+    each file's key of every row, by position; ``deleted``: each file's deleted positions
+    (those rows are no version: they neither win nor lose). None where a file holds a key
+    twice among its live rows."""
+    import numpy as np
+
+    live = [None if d is None or not len(d) else _alive(len(k), d)
+            for k, d in zip(keys, deleted, strict=True)]
+    present = [k if a is None else k[a] for k, a in zip(keys, live, strict=True)]
+    if not any(len(k) for k in present):
+        return [np.zeros(0, np.int64) for _ in keys]
+    lo = min(int(k.min()) for k in present if len(k))
+    hi = max(int(k.max()) for k in present if len(k))
+    if hi - lo >= MAX_SPAN:
+        return _sorted_walk(keys, live)
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    out = []
+    for k, alive in zip(keys, live, strict=True):
+        i = k - lo
+        if alive is None:
+            lost = seen[i]
+            won = i[~lost]
+        else:
+            i = np.where(alive, i, 0)  # a deleted row's key may lie outside the span
+            lost = seen[i] & alive
+            won = i[alive & ~lost]
+        if _twice(k, won):
+            return None
+        seen[won] = True
+        out.append(np.flatnonzero(lost).astype(np.int64))
+    return out
+
+
+def _twice(keys: npt.NDArray[np.int64], won: npt.NDArray[np.int64]) -> bool:
+    """Whether a key is twice among a file's winning rows ``won`` (of its ``keys``): never
+    where the keys strictly increase, as a sorted run's do (checked in O(rows)), else by
+    sorting them."""
+    import numpy as np
+
+    if len(keys) < 2 or bool(np.all(keys[1:] > keys[:-1])):
+        return False
+    return len(np.unique(won)) != len(won)
+
+
+def _alive(rows: int, deleted: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    import numpy as np
+
+    alive = np.ones(rows, dtype=bool)
+    alive[deleted] = False
+    return alive
+
+
+def _sorted_walk(keys: Sequence[npt.NDArray[np.int64]],
+                 live: Sequence[npt.NDArray[np.bool_] | None]
+                 ) -> list[npt.NDArray[np.int64]] | None:
+    """:func:`superseded_positions` by a stable sort of every live row's key (any span)."""
+    import numpy as np
+
+    which = np.concatenate([np.full(len(k), n, np.int64) for n, k in enumerate(keys)])
+    pos = np.concatenate([np.arange(len(k), dtype=np.int64) for k in keys])
+    alive = np.concatenate([np.ones(len(k), bool) if a is None else a
+                            for k, a in zip(keys, live, strict=True)])
+    key, which, pos = np.concatenate(keys)[alive], which[alive], pos[alive]
+    order = np.argsort(key, kind="stable")  # walk order kept among a key's rows
+    key, which, pos = key[order], which[order], pos[order]
+    later = np.r_[False, key[1:] == key[:-1]]  # a key's row after its first: superseded
+    winner = which[~later][np.cumsum(~later) - 1]  # the file of each row's key's first row
+    if bool(np.any(later & (which == winner))):
+        return None  # a key twice in the file that wins it
+    which, pos = which[later], pos[later]
+    by_file = np.argsort(which, kind="stable")
+    which, pos = which[by_file], pos[by_file]
+    bounds = np.searchsorted(which, np.arange(len(keys) + 1))
+    return [np.sort(pos[bounds[n]:bounds[n + 1]]) for n in range(len(keys))]
+
+
+def implied_deletes(plan: ReadPlan, buckets: Sequence[BucketPlan], opts: MergeOptions
+                    ) -> dict[str, PositionDeletes] | None:
+    """Per data file path, its superseded rows as deletes by position (files with none
+    left out); None where the walk does not apply (see :func:`walk_key`) or a file's keys
+    cannot be read on the driver (a file that lacks the key, or holds a key twice)."""
+    key = walk_key(plan, opts)
+    if key is None:
+        return None
+    files = [f for b in buckets for f in b.files]
+    keys = _keys(plan, key, files)
+    if keys is None:
+        return None
+    out: dict[str, PositionDeletes] = {}
+    for b in buckets:
+        walk = [f for run in b.runs for f in run]
+        if opts.engine != FIRST_ROW:
+            walk.reverse()  # deduplicate: the newest run wins
+        lost = superseded_positions(
+            [keys[f.path] for f in walk],
+            [deleted_positions(f, plan.table) if f.deletes else None for f in walk])
+        if lost is None:
+            return None
+        for f, pos in zip(walk, lost, strict=True):
+            if len(pos):
+                out[f.path] = _as_deletes(f, pos)
+    return out
+
+
+def _keys(plan: ReadPlan, key: str, files: Sequence[DataFile]
+          ) -> dict[str, npt.NDArray[np.int64]] | None:
+    """Each file's key of every row, by position (deleted rows too); None where they
+    cannot be read, or a key is NULL (a file holds no more rows than its manifest says,
+    so the NULLs :func:`key_values` drops show in the total)."""
+    import numpy as np
+
+    values = key_values([key], [dataclasses.replace(f, deletes=()) for f in files], plan)
+    if values is None or len(values) != sum(f.row_count for f in files):
+        return None
+    ends = np.cumsum([f.row_count for f in files])[:-1]
+    return {f.path: v for f, v in zip(files, np.split(values, ends), strict=True)}
+
+
+def _as_deletes(f: DataFile, positions: npt.NDArray[np.int64]) -> PositionDeletes:
+    """``positions`` of ``f`` as deletes by position held in memory (no file on disk)."""
+    positions.setflags(write=False)
+    return PositionDeletes("deletion vector",
+                           f"(rows of {file_name(f)} superseded by other versions of their "
+                           "keys, found by the merge read)", len(positions),
+                           load=lambda: positions)
+
+
+def read_superseded(plan: ReadPlan, spark: SparkSession, buckets: Sequence[BucketPlan],
+                    opts: MergeOptions) -> DataFrame | None:
+    """Every version of the buckets' keys that the merge keeps (each key once), with its
+    sequence number and kind: the files read with their superseded rows dropped as
+    deletion vectors are. None where :func:`implied_deletes` does not apply: the caller
+    merges the buckets in full."""
+    implied = implied_deletes(plan, buckets, opts)
+    if implied is None:
+        return None
+    files = [f for b in buckets for f in b.files]
+    with_deletes = dataclasses.replace(plan, groups=tuple(
+        dataclasses.replace(g, files=tuple(
+            dataclasses.replace(f, deletes=(*f.deletes, implied[f.path]))
+            if f.path in implied else f for f in g.files))
+        for g in plan.groups))
+    deleted = [f for f in files if f.path in implied or f.deletes]
+    whole = [f for f in files if not (f.path in implied or f.deletes)]
+    # at most FILES_PER_SCAN files with deletes a scan, about as many in each
+    scans = -(-len(deleted) // FILES_PER_SCAN)
+    chunks = [deleted[n::scans] for n in range(scans)] + ([whole] if whole else [])
+    frames = [versions(with_deletes, spark, files=chunk) for chunk in chunks]
+    out = None
+    for df in frames:
+        if df is not None:
+            out = df if out is None else out.union(df)
+    return out

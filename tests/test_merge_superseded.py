@@ -1,0 +1,254 @@
+"""The merge read's ``superseded`` buckets (``engine/merge/superseded.py``): files overlapping
+in many runs, read with each row whose key a newer (deduplicate) or older (first-row) run
+holds dropped as deletion vectors drop rows — equal to every version of every key merged the
+plain way (``how="shuffle"``) and to the rows written, with no exchange, sort, join or
+aggregate in the plan."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import schemalab as sl
+from schemalab.engine.merge import superseded as sup
+from schemalab.engine.merge.keyed_read import merge_input, merge_read, plans_of
+from schemalab.engine.merge.runs import bucket_plans, limit_broadcast, ordered_runs, supersede
+from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
+
+# keys at 64-bit word edges and either side of zero, spread over two buckets
+KEYS = [-129, -128, -65, -64, -63, -1, 0, 1, 62, 63, 64, 65, 127, 128, 129, 1000, 4097]
+
+
+def _reference(commits: list[dict[int, tuple[Any, ...]]], engine: str
+               ) -> dict[int, tuple[Any, ...]]:
+    out: dict[int, tuple[Any, ...]] = {}
+    for rows in commits:
+        for k, v in rows.items():
+            if engine == "deduplicate" or k not in out:
+                out[k] = v
+    return out
+
+
+def _write(wh: Any, name: str, key_type: str = "BIGINT", keys: list[int] = KEYS,
+           options: str = "") -> list[dict[int, tuple[Any, ...]]]:
+    """Five commits, each over most of ``keys`` (so every file overlaps every other), a
+    RENAME and an INT -> BIGINT widening after the second, NULLs among the values; the rows
+    each commit wrote, by key, as the final schema reads them."""
+    wh.sql(f"CREATE TABLE {name} (k {key_type} NOT NULL, v STRING, n INT, "
+           f"PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '2'{options})")
+    commits = []
+    for c in range(5):
+        rows = {k: (None if (i + c) % 4 == 0 else f"c{c}k{k}", None if (i + c) % 5 == 0
+                    else c * 100_000 + i) for i, k in enumerate(keys) if (i + c) % 3 != 0}
+        values = ", ".join(f"({k}, {'NULL' if v is None else repr(v)}, "
+                           f"{'NULL' if n is None else n})" for k, (v, n) in rows.items())
+        wh.sql(f"INSERT INTO {name} VALUES {values}")
+        commits.append(rows)
+        if c == 1:
+            wh.sql(f"ALTER TABLE {name} RENAME COLUMN v TO w; "
+                   f"ALTER TABLE {name} ALTER COLUMN n TYPE BIGINT")
+    return commits
+
+
+def _as(plan: ReadPlan, engine: str) -> ReadPlan:
+    """The plan read by ``engine`` (a first-row table's batch read takes its compacted files
+    only, so overlapping level-0 files of a first-row read are a deduplicate table's, read
+    as first-row — what its compaction merges)."""
+    assert plan.merge is not None
+    return dataclasses.replace(plan, merge=dataclasses.replace(plan.merge, engine=engine))
+
+
+def _sorted(df: Any) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def _expected(ref: dict[int, tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return sorted(((k, *v) for k, v in ref.items()), key=repr)
+
+
+def _assert_merged_without_exchange(df: Any) -> None:
+    text = df._jdf.queryExecution().executedPlan().toString()
+    for node in ("Exchange", "Sort", "Join", "Aggregate", "Window"):
+        assert node not in text, text
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row"])
+def test_overlapping_runs_read_each_key_s_winning_version_only(spark: Any, tmp_path: Path,
+                                                               engine: str) -> None:
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    commits = _write(wh, "t")
+    plan = _as(wh.table("t").read_plan(), engine)
+    assert {p.strategy for p in plans_of(plan, merge_input(plan).opts)} == {"superseded"}
+    df = merge_read(plan, spark)
+    assert df.columns == ["k", "w", "n"] and dict(df.dtypes)["n"] == "bigint"
+    _assert_merged_without_exchange(df)
+    got = _sorted(df)
+    # a superseded row that leaked would be a second row of its key
+    assert len({r[0] for r in got}) == len(got)
+    assert got == _expected(_reference(commits, engine))
+    assert got == _sorted(merge_read(plan, spark, how="shuffle"))
+    # a query of two columns reads no other (the walk needs no column of the rows)
+    narrow = merge_read(plan, spark).select("k", "n")
+    assert sorted(narrow.collect()) == sorted(merge_read(plan, spark, how="shuffle")
+                                              .select("k", "n").collect())
+    if engine == "deduplicate":
+        assert _sorted(wh.table("t").read()) == got
+
+
+def test_deletion_vectors_beside_superseded_rows(spark: Any, tmp_path: Path) -> None:
+    """A row a deletion vector deletes is no version: it supersedes nothing (the older
+    version of its key is read), and a deleted row that a newer one supersedes anyway is
+    dropped once."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    commits = _write(wh, "t")
+    plan = wh.table("t").read_plan()
+    files = sorted(plan.files, key=lambda f: (f.bucket, f.max_sequence_number))
+    newest = {f.bucket: f for f in files}  # each bucket's newest file
+    dv: dict[str, list[int]] = {}
+    for f in files:  # the first two and the last row of each file (keys are sorted)
+        dv[f.path] = sorted({0, 1, f.row_count - 1})
+    deleted = dataclasses.replace(plan, groups=tuple(dataclasses.replace(g, files=tuple(
+        dataclasses.replace(f, deletes=(PositionDeletes(
+            "deletion vector", f.path + ".dv", len(dv[f.path]),
+            load=lambda p=dv[f.path]: np.array(p, np.int64)),)) for f in g.files))
+        for g in plan.groups))
+    for engine in ("deduplicate", "first-row"):
+        p = _as(deleted, engine)
+        assert {b.strategy for b in plans_of(p, merge_input(p).opts)} == {"superseded"}
+        df = merge_read(p, spark)
+        _assert_merged_without_exchange(df)
+        got = _sorted(df)
+        assert len({r[0] for r in got}) == len(got)
+        assert got == _sorted(merge_read(p, spark, how="shuffle")), engine
+    # the rows the vectors delete: gone from the newest file, so an older version is read
+    keys = {k for f in newest.values() for k in _keys_of(plan, f, dv[f.path])}
+    older = _reference(commits[:-1], "deduplicate")
+    merged = {r[0]: r[1:] for r in _sorted(merge_read(deleted, spark))}
+    for k in keys:
+        if k in older and not any(k in _keys_of(plan, f, dv[f.path]) for f in files
+                                  if f.path != newest[f.bucket].path):
+            assert merged.get(k) != _reference(commits, "deduplicate")[k], k
+
+
+def _keys_of(plan: ReadPlan, f: DataFile, positions: list[int]) -> set[int]:
+    from schemalab.engine.merge.keyset import key_values
+
+    values = key_values(["k"], [dataclasses.replace(f, deletes=())], plan)
+    assert values is not None
+    return {int(values[p]) for p in positions}
+
+
+def test_keys_too_wide_for_a_seen_array_are_sorted(spark: Any, tmp_path: Path,
+                                                   monkeypatch: Any) -> None:
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wide = [-2**62, -5, 0, 64, 2**40, 2**62]
+    commits = _write(wh, "t", keys=wide)
+    plan = wh.table("t").read_plan()
+    calls: list[int] = []
+    walk = sup._sorted_walk
+    monkeypatch.setattr(sup, "_sorted_walk", lambda *a: calls.append(1) or walk(*a))
+    df = merge_read(plan, spark)
+    assert calls  # the span is 2**63 wide: sorted
+    _assert_merged_without_exchange(df)
+    assert _sorted(df) == _expected(_reference(commits, "deduplicate"))
+
+
+def test_partitioned_tables_walk_each_bucket_by_its_own_key(spark: Any,
+                                                             tmp_path: Path) -> None:
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("CREATE TABLE p (dt STRING NOT NULL, k INT NOT NULL, v STRING, "
+           "PRIMARY KEY (dt, k) NOT ENFORCED) PARTITIONED BY (dt) "
+           "TBLPROPERTIES ('bucket' = '1')")
+    for c in range(3):
+        wh.sql("INSERT INTO p VALUES " + ", ".join(
+            f"('{d}', {k}, 'c{c}{d}{k}')" for d in ("x", "y") for k in range(c, 12)))
+    plan = wh.table("p").read_plan()
+    assert {b.strategy for b in plans_of(plan, merge_input(plan).opts)} == {"superseded"}
+    df = wh.table("p").read()
+    _assert_merged_without_exchange(df)
+    assert sorted(map(tuple, df.collect())) == sorted(
+        (d, k, f"c{min(k, 2)}{d}{k}") for d in ("x", "y") for k in range(12))
+
+
+@pytest.mark.parametrize(("key_type", "options", "dml"), [
+    ("STRING", "", ""),                                       # not an integer key
+    ("BIGINT", ", 'sequence.field' = 'n'", ""),               # versions ordered by a field
+    ("BIGINT", "", "DELETE FROM t WHERE k = 64"),             # a -D record
+])
+def test_what_the_walk_cannot_decide_is_merged(spark: Any, tmp_path: Path, key_type: str,
+                                               options: str, dml: str) -> None:
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    keys = KEYS if key_type != "STRING" else [f"'{k}'" for k in KEYS]  # type: ignore[misc]
+    _write(wh, "t", key_type, keys, options)
+    if dml:
+        wh.sql(dml)
+    plan = wh.table("t").read_plan()
+    plans = plans_of(plan, merge_input(plan).opts)
+    # a DELETE writes its -D record to the key's bucket only
+    assert not [p for p in plans if p.strategy == "superseded"
+                and (not dml or any(f.delete_row_count for f in p.files))]
+    assert [p.strategy for p in plans].count("superseded") == (1 if dml else 0)
+    assert _sorted(wh.table("t").read()) == _sorted(merge_read(plan, spark, how="shuffle"))
+
+
+def _file(name: str, lo: int, hi: int, rows: int = 10) -> DataFile:
+    return DataFile(name, 0, rows, min_sequence_number=lo, max_sequence_number=hi,
+                    key_range=((0,), (99,)), delete_row_count=0)
+
+
+def test_superseded_needs_runs_ordered_by_sequence_number_and_a_row_budget() -> None:
+    files = [_file(f"f{i}", i * 10, i * 10 + 9) for i in range(4)]
+    plans = limit_broadcast(bucket_plans(files, "first-row", sequence_fields=()))
+    assert [p.strategy for p in plans] == ["full"]
+    assert [p.strategy for p in supersede(plans, "first-row", eligible=True)] == ["superseded"]
+    assert [p.strategy for p in supersede(plans, "first-row", eligible=False)] == ["full"]
+    assert [p.strategy for p in supersede(plans, "first-row", eligible=True,
+                                          max_rows=39)] == ["full"]
+    assert [p.strategy for p in supersede(plans, "partial-update", eligible=True)] == ["full"]
+    # a file whose versions interleave with another's: which is newer is per row
+    mixed = [*files, _file("g", 15, 35)]
+    assert not ordered_runs(bucket_plans(mixed, "first-row", sequence_fields=())[0].runs)
+    plans = bucket_plans(mixed, "first-row", sequence_fields=())
+    assert [p.strategy for p in supersede(plans, "first-row", eligible=True)] == ["full"]
+    # -U/-D rows (or a count not recorded) need the merge function
+    plans = bucket_plans([*files[:3], dataclasses.replace(files[3], delete_row_count=None)],
+                         "first-row", sequence_fields=())
+    assert [p.strategy for p in supersede(plans, "first-row", eligible=True)] == ["full"]
+
+
+def _walk_by_dict(keys: list[np.ndarray], deleted: list[np.ndarray | None]) -> list[list[int]]:
+    seen: set[int] = set()
+    out = []
+    for k, d in zip(keys, deleted, strict=True):
+        dead = set() if d is None else set(d.tolist())
+        lost = [p for p, v in enumerate(k.tolist()) if p not in dead and v in seen]
+        seen |= {v for p, v in enumerate(k.tolist()) if p not in dead}
+        out.append(lost)
+    return out
+
+
+@pytest.mark.parametrize("span", [1 << 27, 0])  # a seen array; a sort (no span fits)
+def test_the_walk_finds_each_superseded_position(monkeypatch: Any, span: int) -> None:
+    monkeypatch.setattr(sup, "MAX_SPAN", span)
+    rng = np.random.default_rng(25)
+    for _ in range(20):
+        files = int(rng.integers(1, 8))
+        keys = [rng.choice(np.arange(-200, 200), size=int(rng.integers(0, 150)), replace=False)
+                .astype(np.int64) for _ in range(files)]
+        deleted = [None if rng.random() < 0.5 or not len(k) else
+                   np.unique(rng.integers(0, len(k), size=5)).astype(np.int64) for k in keys]
+        got = sup.superseded_positions(keys, deleted)
+        assert got is not None
+        assert [g.tolist() for g in got] == _walk_by_dict(keys, deleted)
+    # a key twice among one file's live rows: no walk decides which version wins
+    twice = [np.array([1, 2], np.int64), np.array([5, 3, 5], np.int64)]
+    assert sup.superseded_positions(twice, [None, None]) is None
+    # ... unless one of them is deleted, or a newer file supersedes both
+    assert [p.tolist() for p in sup.superseded_positions(  # type: ignore[union-attr]
+        twice, [None, np.array([0], np.int64)])] == [[], []]
+    assert [p.tolist() for p in sup.superseded_positions(  # type: ignore[union-attr]
+        [np.array([5], np.int64), twice[1]], [None, None])] == [[], [0, 2]]
