@@ -238,6 +238,22 @@ def test_positions_of_files_whose_rows_end_inside_a_word(tmp_path: Path, spark: 
     assert _read(files, spark) == kept
 
 
+@pytest.mark.parametrize("name", ["data-0f2d1c6e-9a3b-4c5d-8e7f-0123456789ab-{k}.parquet",
+                                  "dätä x%y+{k}.parquet"])
+def test_positions_of_many_files_sharing_a_prefix(tmp_path: Path, spark: Any,
+                                                  name: str) -> None:
+    """Issue 25: a row finds its file's bits by a tree of name comparisons; 37 files whose
+    names differ only at the end (and sort 1, 10, 11, ..., 2: not in number order), each
+    losing a different row, each lose exactly their own, with names Spark shows as they are
+    and names it encodes."""
+    files, kept = [], []
+    for k in range(37):
+        ids = range(k * 10, k * 10 + 10)
+        files.append(_file(tmp_path / name.format(k=k), ids, [k % 10]))
+        kept += [i for j, i in enumerate(ids) if j != k % 10]
+    assert _read(files, spark) == kept
+
+
 def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> None:
     """Files without deletes by position are read by a scan of their own, with no row
     positions and no filter: exactly a plain read of them."""

@@ -208,15 +208,42 @@ def _bitmap_filter(files: Sequence[DataFile], spark: SparkSession, table: str
     for (_, p), w in zip(deleted, first, strict=False):
         bits[int(w) * 64 + p] = True
     bitmap = _bitmap_scalar(bits, spark)
-    name = F.col(FILE_NAME_COL)
     # element_at counts from 1; a file without deletes has no first word: its rows all stay
-    start = F.when(name == F.lit(file_name(deleted[0][0])), F.lit(int(first[0]) + 1))
-    for (f, _), w in zip(deleted[1:], first[1:], strict=False):
-        start = start.when(name == F.lit(file_name(f)), F.lit(int(w) + 1))
+    start = _by_name(sorted((file_name(f), int(w) + 1)
+                            for (f, _), w in zip(deleted, first, strict=False)))
     pos = F.col(POS_COL)
     # NULL past the bitmap's end (a file holding more rows than its manifest says)
     word = F.try_element_at(bitmap, start + F.shiftright(pos, 6).cast("int"))
     return F.coalesce(_bit(word, pos.bitwiseAND(F.lit(63)).cast("int")) == 0, F.lit(True))
+
+
+def _by_name(values: list[tuple[str, int]]) -> Column:
+    """The value of the row's file (:data:`FILE_NAME_COL`) among ``values`` (sorted by
+    name), NULL for any other file: a balanced tree of comparisons, so a row compares its
+    name about log2(files) + 1 times, not once per file before its own (the names of one
+    commit's files share their first 41 characters, so each failed comparison reads most
+    of a name). Names of :data:`_SAFE` characters go to Spark as one SQL text (one call,
+    where building the tree's expressions takes several per node)."""
+    from pyspark.sql import functions as F
+
+    if all(_SAFE.fullmatch(n) for n, _ in values):
+        def text(items: list[tuple[str, int]]) -> str:
+            if len(items) == 1:
+                return f"CASE WHEN `{FILE_NAME_COL}` = '{items[0][0]}' THEN {items[0][1]} END"
+            mid = len(items) // 2
+            return (f"CASE WHEN `{FILE_NAME_COL}` < '{items[mid][0]}' THEN {text(items[:mid])} "
+                    f"ELSE {text(items[mid:])} END")
+        return F.expr(text(values))
+
+    name = F.col(FILE_NAME_COL)
+
+    def tree(items: list[tuple[str, int]]) -> Column:
+        if len(items) == 1:
+            return F.when(name == F.lit(items[0][0]), F.lit(items[0][1]))
+        mid = len(items) // 2
+        return F.when(name < F.lit(items[mid][0]), tree(items[:mid])).otherwise(
+            tree(items[mid:]))
+    return tree(values)
 
 
 def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
