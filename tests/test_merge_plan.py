@@ -348,6 +348,9 @@ def test_pair_lookups_kept_for_the_session_follow_the_table_s_schema(
 
 @pytest.mark.parametrize(("key_type", "keys", "lookup"), [
     ("BIGINT", [-5, -1, 0, 63, 64, 65, 1000], "__sl_words"),  # a bitmap, word edges included
+    # an INT key whose bitmap starts at 0 (tested without 64-bit arithmetic), base keys
+    # below and past it
+    ("INT", [0, -7, 63, 64, 65, 127, 128, 2**31 - 1], "__sl_words"),
     ("BIGINT", [-2**62, 0, 2**62], "BroadcastHashJoin"),     # too wide for a bitmap: a join
     ("STRING", ["'a'", "'b'", "'c'", "'x'", "'y'"], "BroadcastHashJoin"),  # not an integer
 ])

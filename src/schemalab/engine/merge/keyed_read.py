@@ -39,6 +39,7 @@ from schemalab.engine.merge.keyset import (
     KeyBitmap,
     KeyRange,
     dense_keys,
+    int_key,
     key_bitmap,
     key_values,
     not_held,
@@ -289,14 +290,15 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     in_base: KeyBitmap | KeyRange | None = dense_keys(m.keys, base_files, plan)
     if in_base is None:
         base_keys = key_values(m.keys, base_files, plan)
-        in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys)
+        in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys,
+                                                            int_key=int_key(m.keys, plan))
     rest_keys = None if in_base is None else key_values(m.keys, rest_files, plan)
     if in_base is None or rest_keys is None:
         return None
     base, rest = read(base_files), read(rest_files)
     assert base is not None and rest is not None  # pair buckets have both
     key = F.col(quote(m.keys[0]))
-    in_rest = key_bitmap(m.keys[0], rest_keys)
+    in_rest = key_bitmap(m.keys[0], rest_keys, int_key=int_key(m.keys, plan))
     fold = FOLDS[m.opts.engine](m)
     retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
         f.delete_row_count != 0 for f in (*base_files, *rest_files))

@@ -86,6 +86,8 @@ class KeyBitmap:
     key: str
     lo: int
     bits: npt.NDArray[np.bool_]
+    #: the key is an INT (or narrower) column: the test then needs no 64-bit arithmetic
+    int_key: bool = False
 
     def holds(self, values: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Which of ``values`` are held."""
@@ -102,7 +104,8 @@ class KeyBitmap:
         scalar subquery: the test runs in the scan's generated code)."""
         from pyspark.sql import functions as F
 
-        return bitmap_test(F.col(quote(self.key)), self.lo, self.bits, spark)
+        return bitmap_test(F.col(quote(self.key)), self.lo, self.bits, spark,
+                           int_index=self.int_key)
 
 
 @dataclass(frozen=True)
@@ -216,18 +219,26 @@ def key_values(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *
     return np.concatenate(values) if values else np.zeros(0, np.int64)
 
 
-def key_bitmap(key: str, values: npt.NDArray[np.int64]) -> KeyBitmap | None:
-    """``values`` as a bitmap; None where they span :data:`MAX_SPAN` numbers or more."""
+def key_bitmap(key: str, values: npt.NDArray[np.int64], *,
+               int_key: bool = False) -> KeyBitmap | None:
+    """``values`` as a bitmap; None where they span :data:`MAX_SPAN` numbers or more.
+    ``int_key``: the key column is an INT or narrower (see :class:`KeyBitmap`)."""
     import numpy as np
 
     if not len(values):
-        return KeyBitmap(key, 0, np.zeros(0, dtype=bool))
+        return KeyBitmap(key, 0, np.zeros(0, dtype=bool), int_key)
     lo, hi = int(values.min()), int(values.max())
     if hi - lo >= MAX_SPAN:
         return None
     bits = np.zeros((((hi - lo) >> 6) + 1) * 64, dtype=bool)
     bits[values - lo] = True
-    return KeyBitmap(key, lo, bits)
+    return KeyBitmap(key, lo, bits, int_key)
+
+
+def int_key(keys: Sequence[str], plan: ReadPlan) -> bool:
+    """Whether the plan's key is one INT (or narrower) column."""
+    target = _integer_key(keys, plan)
+    return target is not None and target.type.root is not TypeRoot.BIGINT
 
 
 def _rowkind_field(plan: ReadPlan) -> str | None:
@@ -238,5 +249,6 @@ def _bitmap(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan,
             spark: SparkSession, *, inserts_only: bool) -> Column | None:
     """The bitmap test of the module's docstring, or None where it does not apply."""
     values = key_values(keys, files, plan, inserts_only=inserts_only)
-    bitmap = None if values is None else key_bitmap(keys[0], values)
+    bitmap = None if values is None else key_bitmap(keys[0], values,
+                                                    int_key=int_key(keys, plan))
     return None if bitmap is None else bitmap.test(spark)
