@@ -258,21 +258,27 @@ def bitmap_test(index: Column, lo: int, bits: npt.NDArray[np.bool_],
     if not bits.any():
         return F.lit(False)
     bitmap = _bitmap_scalar(bits, spark)  # bit i of word w is index lo + 64 w + i
-    i = index if int_index and lo == 0 else bit_index(index, lo)
-    # the bit: word i >> 6 (``get`` counts from 0), bit i & 63 of it; CASE WHEN reads a
-    # word only inside the bitmap (an index past an INT would fail the cast in ANSI mode)
-    word = F.get(bitmap, F.shiftright(i, 6) if i is index else F.shiftright(i, 6).cast("int"))
-    bit = i.bitwiseAND(F.lit(63))
-    return F.when(i.between(0, len(bits) - 1),
-                  _bit(word, bit if i is index else bit.cast("int")) == 1).otherwise(F.lit(False))
+    i, w, bit = bit_position(index, lo, int_index=int_index)
+    # CASE WHEN reads a word only inside the bitmap (``get`` counts from 0)
+    return F.when(i.between(0, len(bits) - 1), _bit(F.get(bitmap, w), bit) == 1) \
+        .otherwise(F.lit(False))
 
 
-def bit_index(index: Column, lo: int) -> Column:
-    """``index - lo`` as a BIGINT (no subtraction per row where ``lo`` is 0)."""
+def bit_position(index: Column, lo: int, *, int_index: bool = False
+                 ) -> tuple[Column, Column, Column]:
+    """(``i = index - lo``, the 0-based index of its 64-bit word ``i >> 6``, its bit in that
+    word ``i & 63``), the last two INT. ``int_index``: ``index`` is an INT (or narrower)
+    column, so where ``lo`` is 0 all three are ``index``'s own 32-bit arithmetic; else
+    ``i`` is a BIGINT (no subtraction per row where ``lo`` is 0), and only a ``w`` inside a
+    bitmap may be read (a ``w`` past an INT fails its cast in ANSI mode)."""
     from pyspark.sql import functions as F
 
+    if int_index and lo == 0:
+        return index, F.shiftright(index, 6), index.bitwiseAND(F.lit(63))
     i = index.cast("bigint")
-    return i if lo == 0 else i - F.lit(lo)
+    if lo != 0:
+        i = i - F.lit(lo)
+    return i, F.shiftright(i, 6).cast("int"), i.bitwiseAND(F.lit(63)).cast("int")
 
 
 def _bitmap_scalar(bits: npt.NDArray[np.bool_], spark: SparkSession) -> Column:

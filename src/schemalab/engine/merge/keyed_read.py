@@ -287,18 +287,19 @@ def _pair(plan: ReadPlan, spark: SparkSession,
     base_files = [f for b in buckets for f in b.base]
     rest_files = [f for b in buckets for f in b.rest]
     # the base's keys from its manifests where they are every key of a range; else read
+    key_is_int = int_key(m.keys, plan)
     in_base: KeyBitmap | KeyRange | None = dense_keys(m.keys, base_files, plan)
     if in_base is None:
         base_keys = key_values(m.keys, base_files, plan)
         in_base = None if base_keys is None else key_bitmap(m.keys[0], base_keys,
-                                                            int_key=int_key(m.keys, plan))
+                                                            int_key=key_is_int)
     rest_keys = None if in_base is None else key_values(m.keys, rest_files, plan)
     if in_base is None or rest_keys is None:
         return None
     base, rest = read(base_files), read(rest_files)
     assert base is not None and rest is not None  # pair buckets have both
     key = F.col(quote(m.keys[0]))
-    in_rest = key_bitmap(m.keys[0], rest_keys, int_key=int_key(m.keys, plan))
+    in_rest = key_bitmap(m.keys[0], rest_keys, int_key=key_is_int)
     fold = FOLDS[m.opts.engine](m)
     retracts = m.opts.rowkind_field is not None or any(  # None: not recorded, so maybe
         f.delete_row_count != 0 for f in (*base_files, *rest_files))

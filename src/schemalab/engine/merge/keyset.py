@@ -133,7 +133,7 @@ def dense_keys(keys: Sequence[str], files: Sequence[DataFile],
     buckets of a partition share none — as a range, when their manifests show it is
     dense: as many rows as keys from the least to the greatest (a data file holds each key
     once). None where that does not show, or the key is not one integer column."""
-    if _integer_key(keys, plan) is None or not files or len({f.partition for f in files}) > 1:
+    if integer_key(keys, plan) is None or not files or len({f.partition for f in files}) > 1:
         return None
     lows, highs = [], []
     for f in files:
@@ -150,8 +150,8 @@ def dense_keys(keys: Sequence[str], files: Sequence[DataFile],
     return KeyRange(keys[0], lo, hi)
 
 
-def _integer_key(keys: Sequence[str], plan: ReadPlan) -> DataField | None:
-    """The plan's field of the key, where the key is one integer column."""
+def integer_key(keys: Sequence[str], plan: ReadPlan) -> DataField | None:
+    """The plan's field of the key ``keys``, where it is one integer column."""
     if len(keys) != 1:
         return None
     target = plan.target.field(keys[0])
@@ -185,7 +185,7 @@ def key_values(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    target = _integer_key(keys, plan)
+    target = integer_key(keys, plan)
     if target is None or (inserts_only and _rowkind_field(plan) is not None):
         return None  # not one integer key column, or row kinds in a value column: join
     reads = []
@@ -237,7 +237,7 @@ def key_bitmap(key: str, values: npt.NDArray[np.int64], *,
 
 def int_key(keys: Sequence[str], plan: ReadPlan) -> bool:
     """Whether the plan's key is one INT (or narrower) column."""
-    target = _integer_key(keys, plan)
+    target = integer_key(keys, plan)
     return target is not None and target.type.root is not TypeRoot.BIGINT
 
 

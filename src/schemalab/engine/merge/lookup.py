@@ -26,7 +26,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from schemalab.engine.deletes import array_scalar, bit_index, bitmap_words, session_frames
+from schemalab.engine.deletes import array_scalar, bit_position, bitmap_words, session_frames
 from schemalab.engine.merge.function import Fold, MergeInput, folded_two_inserts
 from schemalab.engine.merge.keyset import KeyBitmap
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
@@ -129,12 +129,10 @@ def rank_of(bitmap: KeyBitmap, spark: SparkSession) -> Column:
     words = bitmap_words(bitmap.bits)
     counts = np.bitwise_count(words.view(np.uint64)).astype(np.int32)
     before = np.concatenate([np.zeros(1, np.int32), np.cumsum(counts, dtype=np.int32)[:-1]])
-    i = bit_index(F.col(quote(bitmap.key)), bitmap.lo)
-    w = F.shiftright(i, 6).cast("int") + 1
-    word = F.element_at(array_scalar(words, spark), w)
-    below = word.bitwiseAND(F.call_function("shiftleft", F.lit(1).cast("bigint"),
-                                            i.bitwiseAND(F.lit(63)).cast("int")) - 1)
-    return F.element_at(array_scalar(before, spark), w) + F.bit_count(below) + 1
+    _, w, bit = bit_position(F.col(quote(bitmap.key)), bitmap.lo, int_index=bitmap.int_key)
+    word = F.get(array_scalar(words, spark), w)
+    below = word.bitwiseAND(F.call_function("shiftleft", F.lit(1).cast("bigint"), bit) - 1)
+    return F.get(array_scalar(before, spark), w) + F.bit_count(below) + 1
 
 
 def _round_trips(t: st.DataType) -> bool:

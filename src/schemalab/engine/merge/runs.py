@@ -263,13 +263,12 @@ def ordered_runs(runs: Sequence[Sequence[DataFile]]) -> bool:
 
 
 def supersede(plans: list[BucketPlan], engine: str, *, eligible: bool,
-              max_rows: int | None = None) -> list[BucketPlan]:
+              max_rows: int = SUPERSEDED_ROWS) -> list[BucketPlan]:
     """``full`` buckets, and ``newest`` ones whose newer files share keys (each newer key's
     newest version found by grouping them), read as ``superseded`` where that applies
     (``eligible``: the read's key is one integer column and no value column holds row
     kinds; the caller knows), largest first while their rows stay within ``max_rows``
     (:data:`SUPERSEDED_ROWS`)."""
-    max_rows = SUPERSEDED_ROWS if max_rows is None else max_rows
     if not eligible or engine not in (DEDUPLICATE, FIRST_ROW):
         return plans
     chosen: set[int] = set()

@@ -35,19 +35,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from schemalab.engine.deletes import BITMAP_FILES, deleted_positions, file_name
-from schemalab.engine.merge.keyset import MAX_SPAN, key_values
+from schemalab.engine.merge.keyset import MAX_SPAN, integer_key, key_values
 from schemalab.engine.merge.options import FIRST_ROW, MergeOptions
 from schemalab.engine.merge.records import versions
 from schemalab.engine.merge.runs import BucketPlan
 from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
-from schemalab.types.model import AtomicType, TypeRoot
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import numpy.typing as npt
     from pyspark.sql import DataFrame, SparkSession
 
-_INTEGERS = (TypeRoot.TINYINT, TypeRoot.SMALLINT, TypeRoot.INTEGER, TypeRoot.BIGINT)
 #: the most files with deletes one scan reads: past it, a scan drops deleted positions by a
 #: join instead of its bitmap filter
 FILES_PER_SCAN = BITMAP_FILES
@@ -60,12 +58,9 @@ def walk_key(plan: ReadPlan, opts: MergeOptions) -> str | None:
     if opts.rowkind_field is not None:
         return None
     schema = plan.target
-    keys = [k for k in schema.primary_keys if k not in schema.partition_keys]
-    field = schema.field(keys[0]) if len(keys) == 1 else None
-    if field is None or not isinstance(field.type, AtomicType) or \
-            field.type.root not in _INTEGERS:
-        return None
-    return field.name
+    field = integer_key([k for k in schema.primary_keys if k not in schema.partition_keys],
+                        plan)
+    return None if field is None else field.name
 
 
 def superseded_positions(keys: Sequence[npt.NDArray[np.int64]],
