@@ -190,15 +190,37 @@ def _ids_out(text: str | None) -> str | None:
     return re.sub(r"-?\d{12,}", "<id>", text)
 
 
-def _same(was: dict[str, Any]) -> Any:
+def _same_differences(was: dict[str, Any], s: dict[str, Any]) -> list[str]:
+    """Where the stepper as drawn (``s``) differs from ``was``: one line per part, with both
+    values (Iceberg's random file names and snapshot ids left out)."""
+    out = [f"{k}: was {was[k]!r}, now {s[k]!r}"
+           for k in ("position", "statement", "difference") if s[k] != was[k]]
+    if len(s["lanes"]) != len(was["lanes"]):
+        return [*out, f"lanes: was {len(was['lanes'])}, now {len(s['lanes'])}"]
+    for got, old in zip(s["lanes"], was["lanes"], strict=True):
+        for k in ("label", "meta", "columns", "rows", "error", "titles"):
+            a, b = _ids_out(str(old[k])), _ids_out(str(got[k]))
+            if a != b:
+                out.append(f"lane {old['label']} {k}: was {a!r}, now {b!r}")
+    return out
+
+
+class _Same:
     """The stepper shows what it showed in ``was`` (after a Back, or the same step run
-    again: then Iceberg's new files and snapshot have new random names)."""
-    def ok(s: dict[str, Any]) -> bool:
-        return all(s[k] == was[k] for k in ("position", "statement", "difference")) and all(
-            _ids_out(str(got[k])) == _ids_out(str(old[k]))
-            for got, old in zip(s["lanes"], was["lanes"], strict=True)
-            for k in ("label", "meta", "columns", "rows", "error", "titles"))
-    return ok
+    again: then Iceberg's new files and snapshot have new random names); ``explain`` says
+    what differs."""
+
+    def __init__(self, was: dict[str, Any]) -> None:
+        self.was = was
+
+    def __call__(self, s: dict[str, Any]) -> bool:
+        return not _same_differences(self.was, s)
+
+    def explain(self, s: dict[str, Any]) -> str:
+        return "differs from before in:\n  " + "\n  ".join(_same_differences(self.was, s))
+
+
+_same = _Same
 
 
 def _check_layout(page: Any, stepper: Any, width: int, failures: list[str]) -> None:
@@ -260,7 +282,8 @@ def test_stepper_on_both_formats(formats_lab: Lab) -> None:
             figure view that misses its first draw is replaced by the widget itself:
             FullWidthFigure, after 4 s.)"""
             ready = _drawn(n, pos)
-            return dict(_wait(what, state, lambda s: bool(ready(s) and shows(s)), STEP_S * 2))
+            return dict(_wait(what, state, lambda s: bool(ready(s) and shows(s)), STEP_S * 2,
+                              explain=getattr(shows, "explain", lambda _: "")))
 
         start = _wait("the stepper at step 0", state,
                       lambda s: s["position"] == f"step 0 of {n}", STEP_S)

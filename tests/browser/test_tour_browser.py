@@ -258,8 +258,10 @@ PROGRESS_JS = """
 
 
 def _wait(what: str, probe: Callable[[], Any], ok: Callable[[Any], bool], timeout: float,
-          fail_fast: Callable[[Any], str | None] = lambda _: None) -> Any:
-    """Poll ``probe`` until ``ok`` holds; on timeout fail with the last thing seen."""
+          fail_fast: Callable[[Any], str | None] = lambda _: None,
+          explain: Callable[[Any], str] = lambda _: "") -> Any:
+    """Poll ``probe`` until ``ok`` holds; on timeout fail with the last thing seen (and what
+    ``explain`` says of it: which part differs from what was wanted)."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while True:
@@ -270,8 +272,10 @@ def _wait(what: str, probe: Callable[[], Any], ok: Callable[[Any], bool], timeou
         if reason:
             pytest.fail(f"{what}: {reason}\nlast seen: {json.dumps(last, indent=1)}")
         if time.monotonic() > deadline:
+            why = explain(last)
             pytest.fail(f"{what}: not reached in {timeout:.0f}s\n"
-                        f"last seen: {json.dumps(last, indent=1)}")
+                        + (f"{why}\n" if why else "")
+                        + f"last seen: {json.dumps(last, indent=1)}")
         time.sleep(0.25)
 
 
