@@ -10,6 +10,7 @@ index files written by Java are checked in tests/test_java_paimon_tables.py.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
 import tarfile
@@ -252,6 +253,24 @@ def test_positions_of_many_files_sharing_a_prefix(tmp_path: Path, spark: Any,
         files.append(_file(tmp_path / name.format(k=k), ids, [k % 10]))
         kept += [i for j, i in enumerate(ids) if j != k % 10]
     assert _read(files, spark) == kept
+
+
+def test_positions_of_files_of_the_same_size(tmp_path: Path, spark: Any) -> None:
+    """Issue 25: a row finds its file's bits by the file's size first, then its name: six
+    files of the same bytes (so the same size), five losing a different row and one losing
+    none, and three files of other sizes: each loses exactly its own rows."""
+    files, kept = [], []
+    for k in range(6):
+        deleted = None if k == 3 else [k]
+        files.append(_file(tmp_path / f"same-{k}.parquet", range(10), deleted))
+        kept += [i for i in range(10) if deleted is None or i not in deleted]
+    for k, n in enumerate((20, 30, 40)):
+        files.append(_file(tmp_path / f"other-{k}.parquet", range(100 * n, 100 * n + n),
+                           [n - 1 - k]))
+        kept += [i for j, i in enumerate(range(100 * n, 100 * n + n)) if j != n - 1 - k]
+    sizes = [os.path.getsize(f.path) for f in files]
+    assert len(set(sizes[:6])) == 1 and len(set(sizes)) == 4
+    assert _read(files, spark) == sorted(kept)
 
 
 def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> None:

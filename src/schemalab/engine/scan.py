@@ -180,7 +180,8 @@ class _Scan:
                        st.StructType(read_fields + extra_fields)
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
-        meta = metadata_columns(df, files, positions=positions or self.row_ids) \
+        meta = metadata_columns(df, files, positions=positions or self.row_ids,
+                                sizes=positions) \
             if positions or self.names or self.row_ids else []
         df = df.select(*cols, *extra_cols, *meta)
         if self.row_ids:
