@@ -220,8 +220,6 @@ class _Same:
         return "differs from before in:\n  " + "\n  ".join(_same_differences(self.was, s))
 
 
-_same = _Same
-
 
 def _check_layout(page: Any, stepper: Any, width: int, failures: list[str]) -> None:
     """No overlapping text boxes in the stepper at ``width``; each figure as wide as its
@@ -310,7 +308,7 @@ def test_stepper_on_both_formats(formats_lab: Lab) -> None:
 
         press("Back")
         # Back shows step n - 1 again: the same statement, files, reads, figures, difference
-        drawn(f"both lanes after Back to {n - 1}", n - 1, _same(seen[n - 1]))
+        drawn(f"both lanes after Back to {n - 1}", n - 1, _Same(seen[n - 1]))
         print(f"after Back: driver {_node_rss_mb()} MB")
 
         # the stepper at three widths: side by side at 1600, stacked below; figures drawn
@@ -322,7 +320,7 @@ def test_stepper_on_both_formats(formats_lab: Lab) -> None:
         for width, button, pos in ((1200, "Step", n), (900, "Back", n - 1)):
             page.set_viewport_size({"width": width, "height": 1200})
             press(button)
-            drawn(f"both lanes at {width} px", pos, _same(seen[pos]))
+            drawn(f"both lanes at {width} px", pos, _Same(seen[pos]))
             _check_layout(page, stepper, width, failures)
             narrow = state()["lanes"]
             if width == 900:

@@ -233,7 +233,7 @@ def _file_start(values: list[tuple[DataFile, int]]) -> Column:
     store: a manifest's may be wrong), as Spark's is; a file of the same size and another
     name (one without deletes) gets NULL at the leaf. Where every name is of :data:`_SAFE`
     characters the tree goes to Spark as one SQL text (one call, where building its
-    expressions takes several per node: a tenth of the read's planning at 10 files)."""
+    expressions takes several per node: 0.02 s of the read's 0.15 s planning at 10 files)."""
     from pyspark.sql import functions as F
 
     by_size: dict[int, list[tuple[str, int]]] = {}
@@ -247,7 +247,7 @@ def _file_start(values: list[tuple[DataFile, int]]) -> Column:
 
 
 #: a lookup: the value of the first (key, value) whose key equals the row's ``column``
-#: (NULL for none), as a tree of comparisons: a leaf (column, key, value) or a node
+#: (NULL for none), as a tree of comparisons: a leaf (column, key, value, None) or a node
 #: (column, pivot, below the pivot, from the pivot on); a value is an int or a lookup
 _Lookup = tuple[str, "int | str", "int | _Lookup", "int | _Lookup | None"]
 
@@ -275,6 +275,8 @@ def _as_text(t: int | _Lookup) -> str:
 
 
 def _as_column(t: int | _Lookup) -> Column:
+    """``t`` as Column expressions, for names :func:`_as_text` does not take (its keys are
+    literals: nothing is quoted by hand)."""
     from pyspark.sql import functions as F
 
     if isinstance(t, int):
