@@ -217,10 +217,10 @@ def _bitmap_filter(files: Sequence[DataFile], spark: SparkSession, table: str
     bitmap = _bitmap_scalar(bits, spark)
     # element_at counts from 1; a file without deletes has no first word: its rows all stay
     start = _file_start([(f, int(w) + 1) for (f, _), w in zip(deleted, first, strict=False)])
-    pos = F.col(POS_COL)
+    _, w, bit = bit_position(F.col(POS_COL), 0)
     # NULL past the bitmap's end (a file holding more rows than its manifest says)
-    word = F.try_element_at(bitmap, start + F.shiftright(pos, 6).cast("int"))
-    return F.coalesce(_bit(word, pos.bitwiseAND(F.lit(63)).cast("int")) == 0, F.lit(True))
+    word = F.try_element_at(bitmap, start + w)
+    return F.coalesce(_bit(word, bit) == 0, F.lit(True))
 
 
 def _file_start(values: list[tuple[DataFile, int]]) -> Column:
