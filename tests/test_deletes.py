@@ -294,7 +294,7 @@ def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25: deletes by position are a bitmap test in the scan's own filter (no join);
     past the bitmap's limits they are a broadcast anti-join, which drops the same rows."""
-    from schemalab.engine import deletes
+    from schemalab.engine import deletes, session_cache
 
     files = [_file(tmp_path / "a.parquet", range(0, 130), [0, 63, 64, 129]),
              _file(tmp_path / "b.parquet", range(130, 140)),
@@ -304,6 +304,7 @@ def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
     assert "Join" not in execute(plan, spark)._jdf.queryExecution().executedPlan().toString()
     assert _read(files, spark) == kept
     monkeypatch.setattr(deletes, "BITMAP_FILES", 1)
+    session_cache.clear(spark)  # the session keeps the read built above
     assert "Join" in execute(plan, spark)._jdf.queryExecution().executedPlan().toString()
     assert _read(files, spark) == kept
 

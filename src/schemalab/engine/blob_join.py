@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from schemalab.engine.plan import PLACEHOLDER, BlobFile, ReadPlan, RowMerge
+from schemalab.engine.session_cache import local_frame
 from schemalab.errors import CorruptFileError
 from schemalab.types.model import AtomicType, DataType, TypeRoot
 
@@ -94,7 +95,7 @@ def blob_read(plan: ReadPlan, spark: SparkSession,
     arrow = pa.table({_ROW_ID_COL: pa.array(order, pa.int64()), **{
         f"__sl_blob_{fid}": pa.array([vals.get(r) for r in order], pa.binary())
         for fid, vals in columns.items()}})
-    values = spark.createDataFrame(arrow) if order else None
+    values = local_frame(spark, arrow) if order else None
     df = base
     if values is not None:
         df = df.join(values, F.col(quote(ROW_ID)) == F.col(_ROW_ID_COL), "left")

@@ -45,8 +45,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from schemalab import fileio
-from schemalab.engine.lru import SizedLru
 from schemalab.engine.plan import DataFile, EqualityDeletes, extra_name
+from schemalab.engine.session_cache import hold, local_frame, session_frames
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import SchemaLabError
 
@@ -177,7 +177,7 @@ def drop_deleted_positions(df: DataFrame, files: Sequence[DataFile], spark: Spar
         schema = st.StructType([st.StructField(_WORD_FILE, st.StringType(), False),
                                 st.StructField(_WORD, st.LongType(), False),
                                 st.StructField(_BITS, st.LongType(), False)])
-        w = F.broadcast(spark.createDataFrame(words, schema=schema))
+        w = F.broadcast(local_frame(spark, words, schema))
         pos = F.col(POS_COL)
         hit = ((F.col(FILE_NAME_COL) == F.col(_WORD_FILE))
                & (F.shiftright(pos, 6) == F.col(_WORD))
@@ -344,18 +344,13 @@ def _bit(word: Column, index: Column) -> Column:
     return F.call_function("shiftright", word, index).bitwiseAND(F.lit(1))
 
 
-#: bytes of arrays whose one-row frames a session keeps (see :func:`array_scalar`)
-CACHED_ARRAY_BYTES = 128 << 20
-_FRAMES_ATTR = "_schemalab_bitmap_frames"
-
-
 def array_scalar(values: npt.NDArray[np.int64] | npt.NDArray[np.int32],
                  spark: SparkSession) -> Column:
     """``values`` (a numpy array of 64- or 32-bit integers) as an ARRAY in a scalar
     subquery of a one-row frame: the same values again (a data file and its deletes never
     change) reuse the subquery, sending them to the JVM once a session (about a tenth of a
     second of a merge read's planning); least recently used dropped past
-    :data:`CACHED_ARRAY_BYTES`."""
+    ``session_cache.CACHED_ARRAY_BYTES``."""
     import hashlib
 
     import pyarrow as pa
@@ -365,27 +360,13 @@ def array_scalar(values: npt.NDArray[np.int64] | npt.NDArray[np.int32],
         len(values).to_bytes(8, "little") + str(values.dtype).encode()
     hit = frames.get(digest)
     if hit is not None:
+        hold(hit[0])
         return cast("Column", hit[1])
     arrow = pa.int64() if values.dtype.itemsize == 8 else pa.int32()
-    scalar = spark.createDataFrame(pa.table({_BITMAP: pa.array(
+    scalar = local_frame(spark, pa.table({_BITMAP: pa.array(
         [values], type=pa.list_(arrow))})).scalar()
     frames.put(digest, (values.nbytes, scalar))
     return scalar
-
-
-def session_frames(spark: SparkSession) -> SizedLru[bytes, tuple[int, object]]:
-    """The session's cache of what was built of the driver's arrays — scalar subqueries of
-    one-row frames — by a digest of what they hold: (bytes held, what was built), bounded
-    by :data:`CACHED_ARRAY_BYTES`. Spark's expressions hold no state, so a later query may
-    use them again."""
-    frames: SizedLru[bytes, tuple[int, object]] | None = getattr(spark, _FRAMES_ATTR, None)
-    if frames is None:
-        frames = SizedLru(CACHED_ARRAY_BYTES, lambda entry: entry[0])
-        try:
-            setattr(spark, _FRAMES_ATTR, frames)
-        except AttributeError:  # pragma: no cover - a session that takes no attribute
-            pass
-    return frames
 
 
 def drop_equality_deleted(df: DataFrame, files: Sequence[DataFile],
@@ -405,7 +386,7 @@ def drop_equality_deleted(df: DataFrame, files: Sequence[DataFile],
     schema = st.StructType([st.StructField(FILE_NAME_COL, st.StringType(), False),
                             st.StructField(_SEQ, st.LongType(), True),
                             st.StructField(_SCOPE, st.StringType(), True)])
-    df = df.join(F.broadcast(spark.createDataFrame(scope, schema=schema)), FILE_NAME_COL, "left")
+    df = df.join(F.broadcast(local_frame(spark, scope, schema)), FILE_NAME_COL, "left")
     by_ids: dict[tuple[int, ...], list[DataFrame]] = {}
     for eq, rows in deletes:
         cols = [F.col(quote(extra_name(i))) for i in eq.field_ids]

@@ -12,6 +12,7 @@ from schemalab.engine.merge.keyed_read import merge_read
 from schemalab.engine.plan import ReadPlan
 from schemalab.engine.row_merge_read import row_merge_read
 from schemalab.engine.scan import KIND_COL, read_group
+from schemalab.engine.session_cache import cached_read
 from schemalab.engine.spark_reader import all_nullable, quote
 from schemalab.types.spark import to_spark
 
@@ -20,7 +21,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def execute(plan: ReadPlan, spark: SparkSession) -> DataFrame:
-    """One Spark DataFrame in the plan's target schema."""
+    """One Spark DataFrame in the plan's target schema. The same plan again in the same
+    session, under the same settings, gets the DataFrame built the first time (see
+    :mod:`schemalab.engine.session_cache`)."""
+    return cached_read(plan, spark, lambda: _build(plan, spark))
+
+
+def _build(plan: ReadPlan, spark: SparkSession) -> DataFrame:
     if not any(g.files for g in plan.groups):
         return empty_frame(plan, spark)
     if plan.blobs:

@@ -47,6 +47,7 @@ from schemalab.engine.row_merge import (
     STORED_ROW_ID,
     STORED_SEQ,
 )
+from schemalab.engine.session_cache import local_frame
 from schemalab.engine.spark_reader import (
     all_nullable,
     cast_to,
@@ -253,7 +254,7 @@ class _Scan:
             [st.StructField(n, without_ids(to_spark(t)), True) for n, t in wanted.items()]
             + [st.StructField(FILE_NAME_COL, st.StringType(), True),
                st.StructField(FILE_COL, st.StringType(), True)])
-        df = self.session.createDataFrame(table, schema=schema)
+        df = local_frame(self.session, table, schema)
         extra_cols = []
         if self.system:
             extra_cols = [F.col(SEQUENCE_NUMBER).alias(SEQ_COL),

@@ -19,6 +19,7 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from schemalab import fileio
 from schemalab.engine.footer import FileField, field_ids, file_fields
 from schemalab.engine.plan import (
     Constant,
@@ -85,6 +86,8 @@ def plan_iceberg_read(table: IcebergSource, target: IcebergSchema,
                                  f"{df.entry.file_format.upper()}; schemalab reads Parquet, "
                                  "ORC and Avro files", table=table.name,
                                  rule="iceberg-file-format")
+    for df in files:  # each read, as Paimon's planning does: kept reads build nothing more
+        fileio.check_data_file(df.path, df.entry.file_size, table=table.name)
     index = DeleteIndex.of(table, deletes)
     equality = index.equality_for(files)
     extra = _equality_fields(table, target, equality)

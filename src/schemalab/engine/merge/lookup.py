@@ -26,11 +26,12 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
-from schemalab.engine.deletes import array_scalar, bit_position, bitmap_words, session_frames
+from schemalab.engine.deletes import array_scalar, bit_position, bitmap_words
 from schemalab.engine.merge.function import Fold, MergeInput, folded_two_inserts
 from schemalab.engine.merge.keyset import KeyBitmap
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.engine.plan import DataFile, ReadPlan
+from schemalab.engine.session_cache import hold, local_frame, session_frames
 from schemalab.engine.spark_reader import quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,6 +69,7 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
     digest = b"lookup" + hashlib.blake2b(identity.encode(), digest_size=20).digest()
     hit = frames.get(digest)
     if hit is not None:
+        hold(hit[0])
         rank, results = cast("tuple[Column, list[Column]]", hit[1])
         return base.select("*", rank.alias(_RANK)).select(*results)
     arrays = _arrays(rest, m.keys[0], columns, bitmap, spark)
@@ -110,7 +112,7 @@ def _arrays(rest: DataFrame, key: str, columns: Sequence[str], bitmap: KeyBitmap
     offsets = pa.array([0, rows.num_rows], pa.int32())
     table = pa.table({_column(i): pa.ListArray.from_arrays(
         offsets, rows.column(_column(i)).combine_chunks()) for i in range(len(columns))})
-    df = spark.createDataFrame(table, schema=st.StructType([
+    df = local_frame(spark, table, st.StructType([
         st.StructField(_column(i), st.ArrayType(schema[c], True), True)
         for i, c in enumerate(columns)]))
     return rows.nbytes, [df.select(F.col(_column(i))).scalar() for i in range(len(columns))]
