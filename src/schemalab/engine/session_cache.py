@@ -37,12 +37,14 @@ if TYPE_CHECKING:  # pragma: no cover
 #: bytes of arrays whose one-row frames a session keeps (see
 #: :func:`schemalab.engine.deletes.array_scalar`)
 CACHED_ARRAY_BYTES = 128 << 20
-#: bytes of the driver's data (arrays, rows read on the driver) that the kept reads hold
-CACHED_READ_BYTES = 64 << 20
+#: bytes of the driver's data (arrays, rows read on the driver) that the kept reads hold;
+#: mostly the same frames the arrays' cache holds, so both together keep at most 256 MB
+CACHED_READ_BYTES = 128 << 20
 #: what a kept read counts beyond its data: at most 256 reads are kept
 READ_OVERHEAD = CACHED_READ_BYTES // 256
-#: a read holding more of the driver's data than this is not kept
-MAX_READ_BYTES = 16 << 20
+#: a read holding more of the driver's data than this is not kept: the most a merge's
+#: lookup arrays hold (``merge.lookup.MAX_BYTES``), as at 10M rows of a tenth upserted
+MAX_READ_BYTES = 64 << 20
 _ATTR = "_schemalab_session_cache"
 
 #: the bytes of driver data held by the frames of the reads being built (innermost last)
