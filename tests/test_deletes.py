@@ -271,6 +271,23 @@ def test_positions_of_files_of_the_same_size(tmp_path: Path, spark: Any) -> None
     sizes = [os.path.getsize(f.path) for f in files]
     assert len(set(sizes[:6])) == 1 and len(set(sizes)) == 4
     assert _read(files, spark) == sorted(kept)
+    # the names are read only because some sizes are shared: apart, none is
+    positions = [s for s in _scans(files, spark) if "row_index" in s]
+    assert positions and all("file_name" in s for s in positions), positions
+    apart = [files[0], *files[6:]]
+    [positions] = [s for s in _scans(apart, spark) if "row_index" in s]
+    assert "file_size" in positions and "file_name" not in positions
+    assert _read(apart, spark) == sorted(
+        [i for i in range(10) if i != 0]
+        + [i for k, n in enumerate((20, 30, 40))
+           for j, i in enumerate(range(100 * n, 100 * n + n)) if j != n - 1 - k])
+
+
+def _scans(files: list[Any], spark: Any) -> list[str]:
+    """The file scans of the executed plan of a read of ``files``."""
+    plan = plan_read("t", SCHEMA, files, lambda f: SCHEMA, CastMode.EXPLICIT)
+    return [line for line in execute(plan, spark)._jdf.queryExecution().executedPlan()
+            .toString().splitlines() if "FileScan" in line]
 
 
 def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> None:
@@ -279,9 +296,7 @@ def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> N
     files = [_file(tmp_path / "a.parquet", range(0, 10), [2]),
              _file(tmp_path / "b.parquet", range(10, 20)),
              _file(tmp_path / "c.parquet", range(20, 30))]
-    plan = plan_read("t", SCHEMA, files, lambda f: SCHEMA, CastMode.EXPLICIT)
-    scans = [line for line in execute(plan, spark)._jdf.queryExecution().executedPlan()
-             .toString().splitlines() if "FileScan" in line]
+    scans = _scans(files, spark)
     assert len(scans) == 2
     positions = [s for s in scans if "row_index" in s]
     whole = [s for s in scans if "row_index" not in s]

@@ -41,6 +41,7 @@ import functools
 import operator
 import os
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -216,31 +217,37 @@ def _bitmap_filter(files: Sequence[DataFile], spark: SparkSession, table: str
         bits[int(w) * 64 + p] = True
     bitmap = _bitmap_scalar(bits, spark)
     # element_at counts from 1; a file without deletes has no first word: its rows all stay
-    start = _file_start([(f, int(w) + 1) for (f, _), w in zip(deleted, first, strict=False)])
+    start = _file_start([(f, int(w) + 1) for (f, _), w in zip(deleted, first, strict=False)],
+                        files)
     _, w, bit = bit_position(F.col(POS_COL), 0)
     # NULL past the bitmap's end (a file holding more rows than its manifest says)
     word = F.try_element_at(bitmap, start + w)
     return F.coalesce(_bit(word, bit) == 0, F.lit(True))
 
 
-def _file_start(values: list[tuple[DataFile, int]]) -> Column:
-    """The value of the row's file among ``values`` (files of unique names), NULL for any
-    other file: found by the file's size first (:data:`FILE_SIZE_COL`: a balanced tree of
-    64-bit comparisons), then by its name among the files of that size, as comparing names
-    costs more (the names of one commit's files share their first 41 characters, so each
-    comparison reads most of a name): a deletes read of 3M rows in 10 files measured 1.32x a
-    plain read by names, 1.22x by size then name. The size is the file's own (asked of its
-    store: a manifest's may be wrong), as Spark's is; a file of the same size and another
-    name (one without deletes) gets NULL at the leaf. Where every name is of :data:`_SAFE`
-    characters the tree goes to Spark as one SQL text (one call, where building its
-    expressions takes several per node: 0.02 s of the read's 0.15 s planning at 10 files)."""
+def _file_start(values: list[tuple[DataFile, int]], scanned: Sequence[DataFile]) -> Column:
+    """The value of the row's file among ``values`` (files of unique names, some of the
+    ``scanned`` files), NULL for any other file: found by the file's size
+    (:data:`FILE_SIZE_COL`: a balanced tree of 64-bit comparisons), and by its name only
+    where another scanned file has the same size, as comparing names costs more (the names
+    of one commit's files share their first 41 characters, so each comparison reads most of
+    a name): a deletes read of 3M rows in 10 files measured 1.32x a plain read by names,
+    1.22x by size then name. Where every size is its file's own, the scan reads no file
+    name. The sizes are the files' own (asked of their store: a manifest's may be wrong),
+    as Spark's are; a file of the same size and another name (one without deletes) gets
+    NULL at the name's leaf. Where every name is of :data:`_SAFE` characters the tree goes
+    to Spark as one SQL text (one call, where building its expressions takes several per
+    node: 0.02 s of the read's 0.15 s planning at 10 files)."""
     from pyspark.sql import functions as F
 
+    size = {f.path: fileio.size(f.path) for f in scanned}
+    shared = Counter(size.values())
     by_size: dict[int, list[tuple[str, int]]] = {}
     for f, v in values:
-        by_size.setdefault(fileio.size(f.path), []).append((file_name(f), v))
-    tree = _balanced(FILE_SIZE_COL, [(size, _balanced(FILE_NAME_COL, sorted(named)))
-                                     for size, named in sorted(by_size.items())])
+        by_size.setdefault(size[f.path], []).append((file_name(f), v))
+    tree = _balanced(FILE_SIZE_COL, [
+        (n, named[0][1] if shared[n] == 1 else _balanced(FILE_NAME_COL, sorted(named)))
+        for n, named in sorted(by_size.items())])
     if all(_SAFE.fullmatch(n) for named in by_size.values() for n, _ in named):
         return F.expr(_as_text(tree))
     return _as_column(tree)
