@@ -612,7 +612,11 @@ class Builder:
 
     def step_append(self, step: dict[str, Any]) -> None:
         schema = self.table.schema()
+        # the next name no file has: a later build of the same table (after ``load``) must
+        # not overwrite an older snapshot's file (its manifest keeps the old size)
         self.files += 1
+        while os.path.exists(f"{self.location}/data/f{self.files:04d}.parquet"):
+            self.files += 1
         path = f"{self.location}/data/f{self.files:04d}.parquet"
         out = self.table.encryption().encrypt(self.table.io().newOutputFile(path))
         builder = getattr(self.I.data, "GenericFileWriterFactory$Builder")(self.table)
