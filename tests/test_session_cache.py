@@ -62,29 +62,45 @@ def test_a_commit_is_read(fresh: Any, tmp_path: Path) -> None:
 def test_a_setting_changed_builds_again(fresh: Any, tmp_path: Path) -> None:
     """A cast's result depends on the session's time zone and ANSI mode, which Spark fixes
     when the read is built: a read built under other settings is not reused."""
-    wh = sl.Warehouse(tmp_path, spark=fresh)
+    t, tokyo = built_again_under_another_zone(sl.Warehouse(tmp_path, spark=fresh))
+    zone = fresh.conf.get("spark.sql.session.timeZone")
+    try:
+        fresh.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
+        session_cache.clear(fresh)
+        again = t.read()
+        assert _rows(again) == _rows(tokyo), "a fresh build under the same setting"
+        assert t.read() is again
+        fresh.conf.set("spark.sql.session.timeZone", "UTC")
+        assert t.read() is not again
+    finally:
+        fresh.conf.set("spark.sql.session.timeZone", zone)
+
+
+def built_again_under_another_zone(wh: sl.Warehouse) -> tuple[sl.Table, Any]:
+    """A read kept under UTC, then built again under Asia/Tokyo with other values (a
+    TIMESTAMP_LTZ column retyped to STRING): the table and the Tokyo read. The session's
+    zone is restored. Also run on a cluster and over Spark Connect
+    (``test_where_tables_live.py``)."""
+    spark = wh.spark
     wh.sql("""CREATE TABLE z (id INT, ts TIMESTAMP_LTZ);
               INSERT INTO z VALUES (1, TIMESTAMP '2026-01-01 12:00:00');
               ALTER TABLE z ALTER COLUMN ts TYPE STRING""")
     t = wh.table("z")
-    zone = fresh.conf.get("spark.sql.session.timeZone")
+    zone = spark.conf.get("spark.sql.session.timeZone")
     try:
-        fresh.conf.set("spark.sql.session.timeZone", "UTC")
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
         utc = t.read()
         assert t.read() is utc
         # collected under its own setting: over Spark Connect a plan is analysed (its
         # casts' time zone fixed) when it runs, over classic Spark when it is built
         at_utc = _rows(utc)
-        fresh.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
+        spark.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
         tokyo = t.read()
         assert tokyo is not utc
         assert _rows(tokyo) != at_utc
-        session_cache.clear(fresh)
-        assert _rows(t.read()) == _rows(tokyo), "a fresh build under the same setting"
-        fresh.conf.set("spark.sql.session.timeZone", "UTC")
-        assert t.read() is not tokyo
+        return t, tokyo
     finally:
-        fresh.conf.set("spark.sql.session.timeZone", zone)
+        spark.conf.set("spark.sql.session.timeZone", zone)
 
 
 @pytest.mark.parametrize("fmt", ["paimon", "iceberg"])

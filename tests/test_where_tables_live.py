@@ -186,27 +186,11 @@ def test_flip_226(remote_spark: Any, tmp_path: Path, request: pytest.FixtureRequ
 def test_a_read_is_kept_until_a_setting_changes(remote_spark: Any, tmp_path: Path) -> None:
     """The session keeps a built read on this session too (over Spark Connect its settings
     come in one request), and builds again under another time zone."""
+    from test_session_cache import built_again_under_another_zone
+
     import schemalab as sl
 
-    wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
-    wh.sql("CREATE TABLE z (id INT, ts TIMESTAMP_LTZ); "
-           "INSERT INTO z VALUES (1, TIMESTAMP '2026-01-01 12:00:00'); "
-           "ALTER TABLE z ALTER COLUMN ts TYPE STRING")
-    t = wh.table("z")
-    zone = remote_spark.conf.get("spark.sql.session.timeZone")
-    try:
-        remote_spark.conf.set("spark.sql.session.timeZone", "UTC")
-        utc = t.read()
-        assert t.read() is utc
-        # collected under its own setting: over Spark Connect a plan is analysed (its
-        # casts' time zone fixed) when it runs, over classic Spark when it is built
-        at_utc = _rows(utc)
-        remote_spark.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
-        tokyo = t.read()
-        assert tokyo is not utc
-        assert _rows(tokyo) != at_utc
-    finally:
-        remote_spark.conf.set("spark.sql.session.timeZone", zone)
+    built_again_under_another_zone(sl.Warehouse(tmp_path / "wh", spark=remote_spark))
 
 
 def test_primary_key_table(remote_spark: Any, tmp_path: Path) -> None:
