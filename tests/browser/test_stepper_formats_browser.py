@@ -220,7 +220,6 @@ class _Same:
         return "differs from before in:\n  " + "\n  ".join(_same_differences(self.was, s))
 
 
-
 def _check_layout(page: Any, stepper: Any, width: int, failures: list[str]) -> None:
     """No overlapping text boxes in the stepper at ``width``; each figure as wide as its
     lane; the stepper screenshotted."""
