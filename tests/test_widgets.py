@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from schemalab.widgets import (  # noqa: E402
     schema_timeline_figure,
     snapshot_tree_figure,
 )
+from schemalab.widgets.common import error_html  # noqa: E402
 from schemalab.widgets.stepper import statement_text  # noqa: E402
 
 from schemalab import sql  # noqa: E402 - after the importorskip
@@ -241,6 +243,54 @@ def test_stepper_steps_backs_and_resets_exactly(stepper_wh: Any) -> None:
     s.reset()
     assert s.position == 0 and _tree_digest(stepper_wh.path) == seen[0]
     assert s.table is None and s.lineage.children == ()
+
+
+def test_a_click_waits_for_the_action_still_running(stepper_wh: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """JupyterLab 4.6 runs widget messages on a kernel subshell's thread as well as on the
+    main one (seen in the tour's browser test: Step on the subshell, the next Reset on the
+    main thread). A Reset clicked while a Step still runs waits for it: it used to delete the
+    files the Step's read was collecting, and the Step's error then showed at step 0."""
+    s = AlterStepper(stepper_wh, ["CREATE TABLE T (a INT)", "INSERT INTO T VALUES (1)"])
+    assert s.step()
+    lane = s.lanes[0]
+    running, go_on = threading.Event(), threading.Event()
+    run = lane.run
+
+    def slow_run(stmt: Any, focus: str | None) -> None:
+        running.set()
+        go_on.wait(60)
+        run(stmt, focus)
+
+    monkeypatch.setattr(lane, "run", slow_run)
+    step = threading.Thread(target=s.step)
+    step.start()
+    assert running.wait(60)
+    reset = threading.Thread(target=s.reset)
+    reset.start()
+    reset.join(0.5)
+    assert reset.is_alive(), "Reset ran while Step was still running"
+    go_on.set()
+    step.join(120)
+    reset.join(120)
+    assert s.position == 0 and s.table is None and not stepper_wh.has_table("T")
+    assert "sl-error" not in lane.status.value and s.back_button.disabled
+
+
+def test_a_jvm_error_shows_the_java_exception(spark: Any, tmp_path: Path) -> None:
+    """A JVM error PySpark passes on as it is (Py4JJavaError) shows the Java exception's
+    line, not only "An error occurred while calling o585.collectToPython"."""
+    from py4j.protocol import Py4JJavaError
+
+    path = tmp_path / "gone.parquet"
+    spark.range(3).write.parquet(str(path))
+    df = spark.read.parquet(str(path))
+    for f in path.glob("*.parquet"):
+        f.unlink()
+    with pytest.raises(Py4JJavaError) as caught:
+        df.collect()
+    shown = re.sub("<[^>]+>", "", error_html(caught.value))
+    assert "An error occurred" not in shown and "Exception" in shown.split(":", 1)[1], shown
 
 
 def test_stepper_reads_as_a_tour(stepper_wh: Any) -> None:

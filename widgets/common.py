@@ -4,9 +4,11 @@ without a kernel (GitHub, nbconvert, JupyterLab before Run All)."""
 
 from __future__ import annotations
 
+import functools
 import html
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anywidget
 import ipywidgets as W
@@ -18,11 +20,37 @@ from schemalab.render.tables import html_table
 PREVIEW_ROWS = 20
 NOTE = "font-size:12px;color:#57606a"
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Held by every widget action (a click, a picked value) while it runs. JupyterLab 4.6 sends
+#: widget messages on a kernel subshell, and ipykernel 7 runs each on the thread of the
+#: subshell that last published on that widget's comm: seen in the tour's browser test, Back
+#: and Step ran on the subshell's thread and the next Reset on the main thread. So two clicks
+#: can run at once, and a Reset deleted the files of a read that a Step was still collecting.
+#: Reentrant: Play runs Step, a cell may call ``stepper.play()`` too.
+ACTIONS = threading.RLock()
+
+
+def one_at_a_time(fn: F) -> F:
+    """``fn`` holding :data:`ACTIONS`: widget actions run one after another, whichever
+    thread the kernel runs them on."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with ACTIONS:
+            return fn(*args, **kwargs)
+    return run  # type: ignore[return-value]
+
 
 def error_html(err: BaseException) -> str:
-    """A clear one-paragraph message for an error: ours, or Spark's first line."""
+    """A clear one-paragraph message for an error: ours, or Spark's first line. A JVM error
+    that PySpark passes on as it is (``Py4JJavaError``) says first which call failed
+    ("An error occurred while calling o585.collectToPython."); the line shown is the Java
+    exception's own."""
     text = getattr(err, "message", None) or str(err)
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(err).__name__)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if len(lines) > 1 and lines[0].startswith("An error occurred while calling"):
+        lines = [lines[1].removeprefix(":").strip(), *lines[2:]]
+    first = lines[0] if lines else type(err).__name__
     return (f"<div class='sl-error' style='color:#cf222e;border-left:3px solid #cf222e;"
             f"padding:4px 8px'><b>{html.escape(type(err).__name__)}</b>: "
             f"{html.escape(first)}</div>")
@@ -109,10 +137,12 @@ class FullWidthFigure(W.Box):
                                                                    display="block"))
         self.add_class("sl-figure")
 
+    @one_at_a_time
     def _fit(self, change: dict[str, Any]) -> None:
         if change["new"] > 0:
             self.widget.layout.width = change["new"]
 
+    @one_at_a_time
     def _redraw(self, change: dict[str, Any]) -> None:
         if not change["new"]:
             return
@@ -125,6 +155,7 @@ class FullWidthFigure(W.Box):
 
 def guarded(target: W.HTML) -> Callable[[Callable[[], Any]], Any]:
     """Run a callback, showing its error in ``target`` instead of raising."""
+    @one_at_a_time
     def run(fn: Callable[[], Any]) -> Any:
         try:
             target.value = ""

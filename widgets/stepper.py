@@ -14,6 +14,7 @@ import ipywidgets as W
 from schemalab.widgets.common import (
     NOTE,
     ReadableWidget,
+    one_at_a_time,
     progress_html,
 )
 from schemalab.widgets.stepper_lane import Lane, difference_html, wrote_schema
@@ -138,6 +139,7 @@ class AlterStepper(ReadableWidget, W.VBox):
 
     # ---- actions ------------------------------------------------------------------------------
 
+    @one_at_a_time
     def step(self) -> bool:
         """Run the next statement (on every format). Returns False when there is none left."""
         if self.position >= len(self.statements):
@@ -163,6 +165,7 @@ class AlterStepper(ReadableWidget, W.VBox):
         self._render()
         return True
 
+    @one_at_a_time
     def back(self) -> bool:
         if self.position == 0:
             return False
@@ -173,6 +176,7 @@ class AlterStepper(ReadableWidget, W.VBox):
         self._render()
         return True
 
+    @one_at_a_time
     def reset(self) -> None:
         self.position = 0
         for lane in self.lanes:
@@ -180,6 +184,7 @@ class AlterStepper(ReadableWidget, W.VBox):
             lane.focus = None
         self._render()
 
+    @one_at_a_time
     def play(self) -> None:
         while self.step():
             pass

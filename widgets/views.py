@@ -19,6 +19,7 @@ from schemalab.widgets.common import (
     ReadableWidget,
     error_html,
     guarded,
+    one_at_a_time,
     preview_html,
     progress_html,
 )
@@ -203,6 +204,7 @@ class LineageView(ReadableWidget, W.VBox):
             self._zoom()
         guarded(self.error)(draw)
 
+    @one_at_a_time
     def _zoom(self) -> None:
         """Show the versions the slider picks (the figure pans to the rest)."""
         box = self.figure_box.children
@@ -302,6 +304,7 @@ class SnapshotTreeView(ReadableWidget, W.VBox):
                 self.error.value = error_html(RuntimeError(node.summary["tree_error"]))
         guarded(self.error)(show)
 
+    @one_at_a_time
     def _clicked(self, trace: Any, points: Any, _selector: Any) -> None:
         """A click on a file in the tree selects it below (live files are matched by path)."""
         for i in getattr(points, "point_inds", []) or []:
