@@ -211,6 +211,31 @@ def test_our_aggregation_table_reads_the_same_in_java_and_pypaimon(
     _ours_equal_java_and_pypaimon(java_paimon, w, spark, "agg")
 
 
+@pytest.mark.parametrize("options", [
+    "'merge-engine' = 'partial-update'",
+    "'merge-engine' = 'aggregation', 'fields.b.aggregate-function' = 'last_value'",
+])
+def test_overlapping_commits_without_nulls_read_the_same_in_java_and_pypaimon(
+        java_paimon: JavaPaimon, w: Path, spark: Any, options: str) -> None:
+    """Commits over the same keys with every value set (aggregation's last_value column
+    with NULLs too): schemalab reads each key's newest version without merging
+    (``superseded``, see engine/merge/superseded.py ``newest_wins``), Java merges."""
+    from schemalab.engine.merge.keyed_read import merge_input, plans_of
+
+    wh = sl.Warehouse(w, spark=spark)
+    wh.sql(f"""CREATE TABLE o (id INT NOT NULL, a STRING, b INT, PRIMARY KEY (id) NOT ENFORCED)
+               TBLPROPERTIES ('bucket' = '2', {options})""")
+    for c in range(4):
+        b = "NULL" if "last_value" in options and c == 3 else str(c)
+        wh.sql("INSERT INTO o VALUES " + ", ".join(
+            f"({k}, 'c{c}k{k}', {b})" for k in range(c, 40, 1 + c % 3)))
+        if c == 1:
+            wh.sql("ALTER TABLE o ALTER COLUMN b TYPE BIGINT")
+    plan = wh.table("o").read_plan()
+    assert {p.strategy for p in plans_of(plan, merge_input(plan).opts)} == {"superseded"}
+    _ours_equal_java_and_pypaimon(java_paimon, w, spark, "o")
+
+
 def test_our_sequence_field_and_rowkind_tables_read_the_same_in_java(
         java_paimon: JavaPaimon, w: Path, spark: Any) -> None:
     """``sequence.field`` orders the rows of one commit too; ``rowkind.field`` gives each

@@ -252,3 +252,102 @@ def test_the_walk_finds_each_superseded_position(monkeypatch: Any, span: int) ->
         twice, [None, np.array([0], np.int64)])] == [[], []]
     assert [p.tolist() for p in sup.superseded_positions(  # type: ignore[union-attr]
         [np.array([5], np.int64), twice[1]], [None, None])] == [[], [0, 2]]
+
+
+def _write_full(wh: Any, name: str, options: str, *, nulls: bool = False,
+                add_column: bool = False) -> None:
+    """Five overlapping commits as :func:`_write`'s (RENAME and INT -> BIGINT after the
+    second), every value set unless ``nulls``; ``add_column``: a column added after the
+    third, so the older files hold NULLs for it."""
+    wh.sql(f"CREATE TABLE {name} (k BIGINT NOT NULL, v STRING, n INT, "
+           f"PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '2'{options})")
+    for c in range(5):
+        rows = [(k, None if nulls and (i + c) % 4 == 0 else f"'c{c}k{k}'", c * 100 + i)
+                for i, k in enumerate(KEYS) if (i + c) % 3 != 0]
+        extra = ", 'x'" if add_column and c >= 3 else ""
+        wh.sql(f"INSERT INTO {name} VALUES " + ", ".join(
+            f"({k}, {'NULL' if v is None else v}, {n}{extra})" for k, v, n in rows))
+        if c == 1:
+            wh.sql(f"ALTER TABLE {name} RENAME COLUMN v TO w; "
+                   f"ALTER TABLE {name} ALTER COLUMN n TYPE BIGINT")
+        if c == 2 and add_column:
+            wh.sql(f"ALTER TABLE {name} ADD COLUMN x STRING")
+
+
+@pytest.mark.parametrize("options", [
+    ", 'merge-engine' = 'partial-update'",
+    ", 'merge-engine' = 'aggregation'",
+    ", 'merge-engine' = 'aggregation', 'fields.n.aggregate-function' = 'last_value', "
+    "'fields.w.aggregate-function' = 'last_non_null_value'",
+])
+def test_partial_update_and_aggregation_without_nulls_read_each_key_s_newest_version(
+        spark: Any, tmp_path: Path, options: str) -> None:
+    """Where the manifests count no NULL in any file, partial-update's merge and
+    aggregation's last_non_null_value / last_value give each key's newest version: the
+    buckets are read as deduplicate's superseded ones (no exchange, no aggregate), with the
+    fold's own result: the newest sequence number, kind +I."""
+    from pyspark.sql import functions as F
+
+    from schemalab.engine.merge.keyed_read import merged
+    from schemalab.engine.merge.records import KIND_COL
+
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    _write_full(wh, "t", options)
+    plan = wh.table("t").read_plan()
+    assert all(f.non_null for f in plan.files)
+    assert sup.newest_wins(plan, merge_input(plan).opts)
+    assert {p.strategy for p in plans_of(plan, merge_input(plan).opts)} == {"superseded"}
+    df = merge_read(plan, spark)
+    _assert_merged_without_exchange(df)
+    got = _sorted(df)
+    assert got == _sorted(merge_read(plan, spark, how="shuffle"))
+    assert got == _sorted(merge_read(_as(plan, "deduplicate"), spark))
+    kinds = merged(plan, spark)
+    assert kinds is not None and kinds.where(F.col(KIND_COL) != 0).count() == 0
+
+
+@pytest.mark.parametrize(("options", "kw"), [
+    (", 'merge-engine' = 'partial-update'", {"nulls": True}),
+    (", 'merge-engine' = 'partial-update'", {"add_column": True}),
+    (", 'merge-engine' = 'aggregation'", {"nulls": True}),
+    (", 'merge-engine' = 'aggregation', 'fields.n.aggregate-function' = 'sum'", {}),
+])
+def test_a_null_or_another_function_keeps_the_merge(spark: Any, tmp_path: Path, options: str,
+                                                    kw: dict[str, bool]) -> None:
+    """A NULL in some file (written, or a column added after the file was) or a function
+    other than the newest value's: the versions are merged."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    _write_full(wh, "t", options, **kw)
+    plan = wh.table("t").read_plan()
+    assert not sup.newest_wins(plan, merge_input(plan).opts)
+    assert "superseded" not in {p.strategy for p in plans_of(plan, merge_input(plan).opts)}
+    got = _sorted(merge_read(plan, spark))
+    assert got == _sorted(merge_read(plan, spark, how="shuffle"))
+    if kw.get("nulls"):
+        # the merge is not the newest version: an older non-NULL value shows through
+        assert got != _sorted(merge_read(_as(plan, "deduplicate"), spark))
+
+
+def test_newest_wins_needs_the_null_counts_of_every_file(spark: Any, tmp_path: Path) -> None:
+    """A file whose statistics are not recorded (as a writer without them leaves it), a
+    sequence group or a cast that may make a NULL keeps the merge."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    _write_full(wh, "t", ", 'merge-engine' = 'partial-update'")
+    plan = wh.table("t").read_plan()
+    opts = merge_input(plan).opts
+    assert sup.newest_wins(plan, opts)
+    unknown = dataclasses.replace(plan, groups=tuple(dataclasses.replace(g, files=tuple(
+        dataclasses.replace(f, non_null=None) if i == 0 else f for i, f in enumerate(g.files)))
+        for g in plan.groups))
+    assert not sup.newest_wins(unknown, opts)
+    from schemalab.engine.merge.options import SequenceGroup
+
+    grouped = dataclasses.replace(opts, sequence_groups=(SequenceGroup(("n",), ("w",)),))
+    assert not sup.newest_wins(plan, grouped)
+    from schemalab.types.model import AtomicType, TypeRoot
+
+    assert sup._never_null(AtomicType(TypeRoot.INTEGER), AtomicType(TypeRoot.BIGINT))
+    assert sup._never_null(AtomicType(TypeRoot.FLOAT), AtomicType(TypeRoot.DOUBLE))
+    assert not sup._never_null(AtomicType(TypeRoot.BIGINT), AtomicType(TypeRoot.INTEGER))
+    assert not sup._never_null(AtomicType(TypeRoot.VARCHAR, length=5),
+                               AtomicType(TypeRoot.INTEGER))

@@ -124,6 +124,9 @@ class DataFile:
     first_row_id: int | None = None
     #: data evolution: the columns the file holds, when only some (None: every column)
     write_cols: tuple[str, ...] | None = None
+    #: ids of the fields (of the file's own schema) that hold no NULL in the file, as its
+    #: manifest's value statistics say (null count 0); None: not recorded
+    non_null: frozenset[int] | None = None
 
 
 @dataclass(frozen=True)

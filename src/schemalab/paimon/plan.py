@@ -56,8 +56,23 @@ def data_files(path: str, table: str, snapshot: Snapshot | None,
             key_range=file_key_range(e.file.min_key, e.file.max_key, s)
             if s.primary_keys and key_range_ordered(s) else None,
             format=file_format(e.file.file_name, s), deletes=deletes,
-            first_row_id=e.file.first_row_id, write_cols=e.file.write_cols))
+            first_row_id=e.file.first_row_id, write_cols=e.file.write_cols,
+            non_null=non_null_fields(e, s)))
     return out
+
+
+def non_null_fields(e: ManifestEntry, s: TableSchema) -> frozenset[int] | None:
+    """The ids of the fields of ``e``'s file (schema ``s``) whose value statistics count no
+    NULL: ``_VALUE_STATS_COLS`` names the fields the statistics cover (absent: every field
+    of the file's schema), ``_NULL_COUNTS`` their NULLs (an unknown count is no answer).
+    None where the counts do not match the fields."""
+    cols = e.file.value_stats_cols
+    fields = list(s.fields) if cols is None else [s.field(n) for n in cols]
+    counts = e.file.value_stats.null_counts
+    if counts is None or len(counts) != len(fields) or any(f is None for f in fields):
+        return None
+    return frozenset(f.id for f, n in zip(fields, counts, strict=True)
+                     if f is not None and n == 0)
 
 
 def check_not_vector_store(file_name: str, write_cols: Sequence[str] | None, table: str

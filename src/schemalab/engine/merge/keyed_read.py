@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from schemalab.engine.keyed import INSERT
 from schemalab.engine.merge.aggregation import aggregation, aggregation_fold
 from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
@@ -56,7 +57,7 @@ from schemalab.engine.merge.options import (
 from schemalab.engine.merge.partial_update import partial_update, partial_update_fold
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL, key_columns, retract, versions
 from schemalab.engine.merge.runs import BucketPlan, bucket_plans, limit_broadcast, supersede
-from schemalab.engine.merge.superseded import read_superseded, walk_key
+from schemalab.engine.merge.superseded import newest_wins, read_superseded, walk_key
 from schemalab.engine.plan import DataFile, ReadPlan
 from schemalab.engine.spark_reader import quote
 from schemalab.errors import SchemaLabError
@@ -101,7 +102,9 @@ def plans_of(plan: ReadPlan, opts: MergeOptions, *, batch: bool = True) -> list[
     """How each bucket of ``plan`` is merged."""
     plans = limit_broadcast(bucket_plans(plan.files, opts.engine,
                                          sequence_fields=opts.sequence_fields, batch=batch))
-    return supersede(plans, opts.engine, eligible=not opts.sequence_fields
+    # partial-update and aggregation whose merge is each key's newest version: as deduplicate
+    engine = DEDUPLICATE if newest_wins(plan, opts) else opts.engine
+    return supersede(plans, engine, eligible=not opts.sequence_fields
                      and walk_key(plan, opts) is not None)
 
 
@@ -110,6 +113,8 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     """One row per key that the merge keeps, in the plan's schema plus its result's
     ``__sl_seq`` and ``__sl_kind``; None when no file is read. ``batch``: a batch read
     (False: a compaction, which merges what a batch read of first-row takes as it is)."""
+
+    from pyspark.sql import functions as F
 
     if how not in MERGE_HOW:
         raise ValueError(f"how must be one of {MERGE_HOW}, not {how!r}")
@@ -152,8 +157,11 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
         kept = read_superseded(plan, spark, superseded, m.opts)
         if kept is None:
             full.extend(BucketPlan(b.partition, b.bucket, b.runs, "full") for b in superseded)
-        else:
+        elif m.opts.engine in (DEDUPLICATE, FIRST_ROW):
             out.append(_ordered(kept, names))
+        else:  # partial-update's and aggregation's result is an insert (Java: RowKind.INSERT)
+            out.append(_ordered(kept.withColumn(KIND_COL, F.lit(INSERT).cast("tinyint")),
+                                names))
     if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
         # one lookup and one scan for every split bucket's base, and their few rows to
         # merge in one task (merging them per task group cost a plan per group: 4x slower)

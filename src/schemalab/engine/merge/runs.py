@@ -23,7 +23,9 @@ key found in one file only has one version, which Paimon's reducer returns as it
 ``split``   the base is the largest set of files that share no key: its rows whose key no
             other file holds are their key's only version; only the others, and the other
             files' rows, are merged
-``superseded``  deduplicate or first-row without ``sequence.field`` or -U/-D rows, whose
+``superseded``  deduplicate or first-row without ``sequence.field`` or -U/-D rows (and
+            partial-update or aggregation whose merge is each key's newest version:
+            :func:`schemalab.engine.merge.superseded.newest_wins`), whose
             files overlap in many runs (else ``full``, or deduplicate's ``newest`` whose
             newer files share keys): each file's rows whose key a newer
             (deduplicate) or older (first-row) run holds are found on the driver from every

@@ -4,7 +4,9 @@ that overlap in many sorted runs, merged without a merge function.
 Deduplicate keeps each key's newest version and first-row its oldest; with no
 ``sequence.field`` and no -U/-D rows, and each run's sequence numbers above the former
 runs', that version is the one in the key's newest (oldest) run. So each file's rows whose
-key a newer (older) run holds are *superseded*, and knowing which is enough:
+key a newer (older) run holds are *superseded*, and knowing which is enough. Partial-update
+and aggregation read the same way where their merge is the newest version
+(:func:`newest_wins`: no version of a field is NULL, by the manifests' null counts):
 
 1. Every file's key column is read on the driver with pyarrow
    (:func:`schemalab.engine.merge.keyset.key_values`: one column, kept per file for the
@@ -36,10 +38,11 @@ from typing import TYPE_CHECKING
 
 from schemalab.engine.deletes import BITMAP_FILES, deleted_positions, file_name
 from schemalab.engine.merge.keyset import MAX_SPAN, integer_key, key_values
-from schemalab.engine.merge.options import FIRST_ROW, MergeOptions
+from schemalab.engine.merge.options import AGGREGATION, FIRST_ROW, PARTIAL_UPDATE, MergeOptions
 from schemalab.engine.merge.records import versions
 from schemalab.engine.merge.runs import BucketPlan
 from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
+from schemalab.types.model import AtomicType, DataType, TypeRoot
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -61,6 +64,59 @@ def walk_key(plan: ReadPlan, opts: MergeOptions) -> str | None:
     field = integer_key([k for k in schema.primary_keys if k not in schema.partition_keys],
                         plan)
     return None if field is None else field.name
+
+
+#: casts of a file's column to the table's type that never make a NULL (widenings)
+_WIDER = {TypeRoot.TINYINT: 0, TypeRoot.SMALLINT: 1, TypeRoot.INTEGER: 2, TypeRoot.BIGINT: 3}
+
+
+def newest_wins(plan: ReadPlan, opts: MergeOptions) -> bool:
+    """Whether partial-update's or aggregation's merge of a key's versions is its newest
+    version, for every key of ``plan``: each field takes the newest version's value where
+    none is NULL (partial-update, ``last_non_null_value``: aggregation's default) or
+    whatever it is (``last_value``). So where the manifests' value statistics count no NULL
+    in any file for each such field (read as the table's type: the field is in the file's
+    schema and its cast is the same type or a widening), no sequence groups and no other
+    function apply, the buckets are read as deduplicate's ``superseded`` ones. The result
+    is Paimon's own: its sequence number the newest version's, its kind +I."""
+    if opts.engine not in (PARTIAL_UPDATE, AGGREGATION) or opts.sequence_groups \
+            or opts.sequence_fields or opts.rowkind_field is not None:
+        return False
+    skip = {*plan.target.primary_keys, *plan.target.partition_keys}
+    checked = []
+    for f in plan.target.fields:
+        if f.name in skip:
+            continue
+        agg = opts.aggregate_of(f.name)
+        function = agg.function if agg is not None else (
+            "last_non_null_value" if opts.engine == AGGREGATION else None)
+        if function == "last_value":
+            continue
+        if function not in (None, "last_non_null_value"):
+            return False
+        checked.append(f)
+    for file in plan.files:
+        schema = plan.schemas.get(file.schema_id)
+        if file.non_null is None or schema is None:
+            return False
+        by_id = {g.id: g for g in schema.fields}
+        for f in checked:
+            own = by_id.get(f.id)
+            if own is None or own.id not in file.non_null or not _never_null(own.type, f.type):
+                return False
+    return True
+
+
+def _never_null(source: DataType, target: DataType) -> bool:
+    """Whether a non-NULL value of ``source`` reads as a non-NULL ``target`` (the same type,
+    or an integer or floating-point widening)."""
+    if not isinstance(source, AtomicType) or not isinstance(target, AtomicType):
+        return False
+    if source.root is target.root:
+        return source.with_nullable(True) == target.with_nullable(True)
+    if source.root in _WIDER and target.root in _WIDER:
+        return _WIDER[source.root] < _WIDER[target.root]
+    return source.root is TypeRoot.FLOAT and target.root is TypeRoot.DOUBLE
 
 
 def superseded_positions(keys: Sequence[npt.NDArray[np.int64]],
