@@ -34,23 +34,30 @@ def _reference(commits: list[dict[int, tuple[Any, ...]]], engine: str
 
 
 def _write(wh: Any, name: str, key_type: str = "BIGINT", keys: list[int] = KEYS,
-           options: str = "") -> list[dict[int, tuple[Any, ...]]]:
+           options: str = "", *, nulls: bool = True, add_column: bool = False
+           ) -> list[dict[int, tuple[Any, ...]]]:
     """Five commits, each over most of ``keys`` (so every file overlaps every other), a
-    RENAME and an INT -> BIGINT widening after the second, NULLs among the values; the rows
-    each commit wrote, by key, as the final schema reads them."""
+    RENAME and an INT -> BIGINT widening after the second, NULLs among the values (none
+    without ``nulls``); ``add_column``: a column ``x`` added after the third, so the older
+    files hold NULLs for it, and set in the later commits. The rows each commit wrote, by
+    key, as the final schema reads them (``x`` left out)."""
     wh.sql(f"CREATE TABLE {name} (k {key_type} NOT NULL, v STRING, n INT, "
            f"PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '2'{options})")
     commits = []
     for c in range(5):
-        rows = {k: (None if (i + c) % 4 == 0 else f"c{c}k{k}", None if (i + c) % 5 == 0
-                    else c * 100_000 + i) for i, k in enumerate(keys) if (i + c) % 3 != 0}
+        rows = {k: (None if nulls and (i + c) % 4 == 0 else f"c{c}k{k}",
+                    None if nulls and (i + c) % 5 == 0 else c * 100_000 + i)
+                for i, k in enumerate(keys) if (i + c) % 3 != 0}
+        x = ", 'x'" if add_column and c >= 3 else ""
         values = ", ".join(f"({k}, {'NULL' if v is None else repr(v)}, "
-                           f"{'NULL' if n is None else n})" for k, (v, n) in rows.items())
+                           f"{'NULL' if n is None else n}{x})" for k, (v, n) in rows.items())
         wh.sql(f"INSERT INTO {name} VALUES {values}")
         commits.append(rows)
         if c == 1:
             wh.sql(f"ALTER TABLE {name} RENAME COLUMN v TO w; "
                    f"ALTER TABLE {name} ALTER COLUMN n TYPE BIGINT")
+        if c == 2 and add_column:
+            wh.sql(f"ALTER TABLE {name} ADD COLUMN x STRING")
     return commits
 
 
@@ -254,26 +261,6 @@ def test_the_walk_finds_each_superseded_position(monkeypatch: Any, span: int) ->
         [np.array([5], np.int64), twice[1]], [None, None])] == [[], [0, 2]]
 
 
-def _write_full(wh: Any, name: str, options: str, *, nulls: bool = False,
-                add_column: bool = False) -> None:
-    """Five overlapping commits as :func:`_write`'s (RENAME and INT -> BIGINT after the
-    second), every value set unless ``nulls``; ``add_column``: a column added after the
-    third, so the older files hold NULLs for it."""
-    wh.sql(f"CREATE TABLE {name} (k BIGINT NOT NULL, v STRING, n INT, "
-           f"PRIMARY KEY (k) NOT ENFORCED) TBLPROPERTIES ('bucket' = '2'{options})")
-    for c in range(5):
-        rows = [(k, None if nulls and (i + c) % 4 == 0 else f"'c{c}k{k}'", c * 100 + i)
-                for i, k in enumerate(KEYS) if (i + c) % 3 != 0]
-        extra = ", 'x'" if add_column and c >= 3 else ""
-        wh.sql(f"INSERT INTO {name} VALUES " + ", ".join(
-            f"({k}, {'NULL' if v is None else v}, {n}{extra})" for k, v, n in rows))
-        if c == 1:
-            wh.sql(f"ALTER TABLE {name} RENAME COLUMN v TO w; "
-                   f"ALTER TABLE {name} ALTER COLUMN n TYPE BIGINT")
-        if c == 2 and add_column:
-            wh.sql(f"ALTER TABLE {name} ADD COLUMN x STRING")
-
-
 @pytest.mark.parametrize("options", [
     ", 'merge-engine' = 'partial-update'",
     ", 'merge-engine' = 'aggregation'",
@@ -292,7 +279,7 @@ def test_partial_update_and_aggregation_without_nulls_read_each_key_s_newest_ver
     from schemalab.engine.merge.records import KIND_COL
 
     wh = sl.Warehouse(tmp_path, spark=spark)
-    _write_full(wh, "t", options)
+    _write(wh, "t", options=options, nulls=False)
     plan = wh.table("t").read_plan()
     assert all(f.non_null for f in plan.files)
     assert sup.newest_wins(plan, merge_input(plan).opts)
@@ -306,24 +293,24 @@ def test_partial_update_and_aggregation_without_nulls_read_each_key_s_newest_ver
     assert kinds is not None and kinds.where(F.col(KIND_COL) != 0).count() == 0
 
 
-@pytest.mark.parametrize(("options", "kw"), [
-    (", 'merge-engine' = 'partial-update'", {"nulls": True}),
-    (", 'merge-engine' = 'partial-update'", {"add_column": True}),
-    (", 'merge-engine' = 'aggregation'", {"nulls": True}),
-    (", 'merge-engine' = 'aggregation', 'fields.n.aggregate-function' = 'sum'", {}),
+@pytest.mark.parametrize(("options", "nulls", "add_column"), [
+    (", 'merge-engine' = 'partial-update'", True, False),
+    (", 'merge-engine' = 'partial-update'", False, True),
+    (", 'merge-engine' = 'aggregation'", True, False),
+    (", 'merge-engine' = 'aggregation', 'fields.n.aggregate-function' = 'sum'", False, False),
 ])
 def test_a_null_or_another_function_keeps_the_merge(spark: Any, tmp_path: Path, options: str,
-                                                    kw: dict[str, bool]) -> None:
+                                                    nulls: bool, add_column: bool) -> None:
     """A NULL in some file (written, or a column added after the file was) or a function
     other than the newest value's: the versions are merged."""
     wh = sl.Warehouse(tmp_path, spark=spark)
-    _write_full(wh, "t", options, **kw)
+    _write(wh, "t", options=options, nulls=nulls, add_column=add_column)
     plan = wh.table("t").read_plan()
     assert not sup.newest_wins(plan, merge_input(plan).opts)
     assert "superseded" not in {p.strategy for p in plans_of(plan, merge_input(plan).opts)}
     got = _sorted(merge_read(plan, spark))
     assert got == _sorted(merge_read(plan, spark, how="shuffle"))
-    if kw.get("nulls"):
+    if nulls:
         # the merge is not the newest version: an older non-NULL value shows through
         assert got != _sorted(merge_read(_as(plan, "deduplicate"), spark))
 
@@ -332,7 +319,7 @@ def test_newest_wins_needs_the_null_counts_of_every_file(spark: Any, tmp_path: P
     """A file whose statistics are not recorded (as a writer without them leaves it), a
     sequence group or a cast that may make a NULL keeps the merge."""
     wh = sl.Warehouse(tmp_path, spark=spark)
-    _write_full(wh, "t", ", 'merge-engine' = 'partial-update'")
+    _write(wh, "t", options=", 'merge-engine' = 'partial-update'", nulls=False)
     plan = wh.table("t").read_plan()
     opts = merge_input(plan).opts
     assert sup.newest_wins(plan, opts)

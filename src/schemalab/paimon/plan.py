@@ -67,12 +67,12 @@ def non_null_fields(e: ManifestEntry, s: TableSchema) -> frozenset[int] | None:
     of the file's schema), ``_NULL_COUNTS`` their NULLs (an unknown count is no answer).
     None where the counts do not match the fields."""
     cols = e.file.value_stats_cols
-    fields = list(s.fields) if cols is None else [s.field(n) for n in cols]
+    named = list(s.fields) if cols is None else [s.field(n) for n in cols]
+    fields = [f for f in named if f is not None]
     counts = e.file.value_stats.null_counts
-    if counts is None or len(counts) != len(fields) or any(f is None for f in fields):
+    if counts is None or len(fields) != len(named) or len(counts) != len(fields):
         return None
-    return frozenset(f.id for f, n in zip(fields, counts, strict=True)
-                     if f is not None and n == 0)
+    return frozenset(f.id for f, n in zip(fields, counts, strict=True) if n == 0)
 
 
 def check_not_vector_store(file_name: str, write_cols: Sequence[str] | None, table: str

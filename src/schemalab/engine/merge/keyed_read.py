@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from schemalab.engine.keyed import INSERT
 from schemalab.engine.merge.aggregation import aggregation, aggregation_fold
 from schemalab.engine.merge.deduplicate import deduplicate
 from schemalab.engine.merge.first_row import first_row
@@ -114,8 +113,6 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     ``__sl_seq`` and ``__sl_kind``; None when no file is read. ``batch``: a batch read
     (False: a compaction, which merges what a batch read of first-row takes as it is)."""
 
-    from pyspark.sql import functions as F
-
     if how not in MERGE_HOW:
         raise ValueError(f"how must be one of {MERGE_HOW}, not {how!r}")
     m = merge_input(plan)
@@ -157,11 +154,8 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
         kept = read_superseded(plan, spark, superseded, m.opts)
         if kept is None:
             full.extend(BucketPlan(b.partition, b.bucket, b.runs, "full") for b in superseded)
-        elif m.opts.engine in (DEDUPLICATE, FIRST_ROW):
+        else:
             out.append(_ordered(kept, names))
-        else:  # partial-update's and aggregation's result is an insert (Java: RowKind.INSERT)
-            out.append(_ordered(kept.withColumn(KIND_COL, F.lit(INSERT).cast("tinyint")),
-                                names))
     if split and sum(b.merged_rows() for b in split) <= SPLIT_IN_ONE_TASK:
         # one lookup and one scan for every split bucket's base, and their few rows to
         # merge in one task (merging them per task group cost a plan per group: 4x slower)

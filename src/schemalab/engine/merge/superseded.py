@@ -37,9 +37,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from schemalab.engine.deletes import BITMAP_FILES, deleted_positions, file_name
+from schemalab.engine.keyed import INSERT
 from schemalab.engine.merge.keyset import MAX_SPAN, integer_key, key_values
 from schemalab.engine.merge.options import AGGREGATION, FIRST_ROW, PARTIAL_UPDATE, MergeOptions
-from schemalab.engine.merge.records import versions
+from schemalab.engine.merge.records import KIND_COL, versions
 from schemalab.engine.merge.runs import BucketPlan
 from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
 from schemalab.types.model import AtomicType, DataType, TypeRoot
@@ -253,9 +254,12 @@ def _as_deletes(f: DataFile, positions: npt.NDArray[np.int64]) -> PositionDelete
 def read_superseded(plan: ReadPlan, spark: SparkSession, buckets: Sequence[BucketPlan],
                     opts: MergeOptions) -> DataFrame | None:
     """Every version of the buckets' keys that the merge keeps (each key once), with its
-    sequence number and kind: the files read with their superseded rows dropped as
-    deletion vectors are. None where :func:`implied_deletes` does not apply: the caller
-    merges the buckets in full."""
+    sequence number and kind (+I for partial-update and aggregation, see
+    :func:`newest_wins`): the files read with their superseded rows dropped as deletion
+    vectors are. None where :func:`implied_deletes` does not apply: the caller merges the
+    buckets in full."""
+    from pyspark.sql import functions as F
+
     implied = implied_deletes(plan, buckets, opts)
     if implied is None:
         return None
@@ -275,4 +279,8 @@ def read_superseded(plan: ReadPlan, spark: SparkSession, buckets: Sequence[Bucke
     for df in frames:
         if df is not None:
             out = df if out is None else out.union(df)
+    if out is not None and opts.engine in (PARTIAL_UPDATE, AGGREGATION):
+        # their merge's result is an insert whatever the newest version's kind (Java's
+        # getResult: RowKind.INSERT); a compaction writes it so
+        out = out.withColumn(KIND_COL, F.lit(INSERT).cast("tinyint"))
     return out
