@@ -332,6 +332,71 @@ def test_a_position_past_the_end_is_refused(tmp_path: Path, spark: Any) -> None:
         _read(files, spark)
 
 
+def _largest_generated_method(df: Any) -> int:
+    """The largest method, in bytes of bytecode, of the whole-stage code of ``df``'s plan
+    (Spark compiles it as Janino does for the run; HotSpot does not JIT a method past
+    8,000 bytes)."""
+    jvm = df.sparkSession._jvm
+    compile_ = jvm.org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator.compile
+    out, todo = 0, [df._jdf.queryExecution().executedPlan()]
+    while todo:
+        node = todo.pop()
+        kind = node.getClass().getSimpleName()
+        if kind == "WholeStageCodegenExec":
+            out = max(out, compile_(node.doCodeGen()._2())._2().maxMethodCodeSize())
+        elif kind == "AdaptiveSparkPlanExec":
+            todo.append(node.executedPlan())
+        elif kind.endswith("QueryStageExec"):
+            todo.append(node.plan())
+        children = node.children()
+        todo.extend(children.apply(i) for i in range(children.size()))
+    return out
+
+
+def test_positions_of_sixtyfour_files_in_one_small_method(tmp_path: Path, spark: Any) -> None:
+    """Issue 25: 64 files of different sizes (the most one scan's bitmap takes), each losing
+    a different row, each lose exactly their own; their files are told apart by a perfect
+    hash of the size, whose code does not grow with the files. By a tree of comparisons,
+    the scan's generated method grew from 1,500 bytes of bytecode (8 files) to 6,800 (64
+    files); past 8,000 HotSpot never compiles it, and a read of 10M rows in one scan of 80
+    files ran 7-12x slower."""
+    from schemalab.engine import deletes
+
+    files, kept = [], []
+    for k in range(deletes.BITMAP_FILES):
+        ids = range(k * 100, k * 100 + 10 + k)  # 10 + k rows: every size its own
+        files.append(_file(tmp_path / f"f{k}.parquet", ids, [k % 10]))
+        kept += [i for j, i in enumerate(ids) if j != k % 10]
+    assert len({os.path.getsize(f.path) for f in files}) == len(files)
+    method = {}
+    for n in (8, len(files)):
+        plan = plan_read("t", SCHEMA, files[:n], lambda f: SCHEMA, CastMode.EXPLICIT)
+        df = execute(plan, spark)
+        assert sorted(r.id for r in df.collect()) == sorted(
+            i for i in kept if i < 100 * n), n
+        method[n] = _largest_generated_method(df)
+    assert 0 < method[len(files)] <= method[8] + 100, method
+    scans = _scans(files, spark)  # one scan (AQE's plan shows it as run and as planned)
+    assert scans and all("InMemoryFileIndex(64 paths)" in s and "_tmp_metadata_row_index" in s
+                         and "file_name" not in s for s in scans), scans
+
+
+def test_a_spark_that_gives_no_row_position_fails_the_read(
+        tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows' positions come from a read-schema column Spark's Parquet reader fills by its
+    name; where it stays NULL (a reader that does not know the name: here, another name),
+    the read fails naming the table, instead of keeping the deleted rows."""
+    from schemalab.engine import deletes, scan, session_cache
+
+    monkeypatch.setattr(deletes, "ROW_INDEX_FIELD", "_not_a_row_index")
+    monkeypatch.setattr(scan, "ROW_INDEX_FIELD", "_not_a_row_index")
+    session_cache.clear(spark)
+    files = [_file(tmp_path / "a.parquet", range(10), [2])]
+    with pytest.raises(Exception, match="Reading t: Spark's Parquet reader gave no row "
+                                        "position"):
+        _read(files, spark)
+
+
 # --------------------------------------------------------------------------------------------
 # Iceberg equality deletes on a column the read does not return
 # --------------------------------------------------------------------------------------------

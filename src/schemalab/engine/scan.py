@@ -24,6 +24,7 @@ from schemalab.engine.arrow_read import read_file
 from schemalab.engine.deletes import (
     FILE_NAME_COL,
     POS_COL,
+    ROW_INDEX_FIELD,
     deleted_positions,
     drop_deleted_positions,
     drop_equality_deleted,
@@ -149,6 +150,11 @@ class _Scan:
             extra_cols.append(F.input_file_name().alias(FILE_COL))
         paths = [literal_path(spark_uri(f.path)) for f in files]
         positions = any(f.deletes for f in files)
+        if (positions or self.row_ids) and group.format == "parquet" and not any(
+                c.source is not None and c.source.name.lower() == ROW_INDEX_FIELD
+                for c in self.columns):
+            # each row's position, filled by Spark's reader (see deletes.ROW_INDEX_FIELD)
+            extra_fields.append(st.StructField(ROW_INDEX_FIELD, st.LongType(), True))
         if group.by_id:
             prefix = id_scan_prefix([plan.schemas[sid] for sid in group.schema_ids
                                      if sid in plan.schemas])
@@ -182,7 +188,7 @@ class _Scan:
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
         meta = metadata_columns(df, files, positions=positions or self.row_ids,
-                                sizes=positions) \
+                                sizes=positions, table=plan.table) \
             if positions or self.names or self.row_ids else []
         df = df.select(*cols, *extra_cols, *meta)
         if self.row_ids:
