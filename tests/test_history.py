@@ -451,6 +451,36 @@ def test_snapshot_trees_agree_with_pypaimon(key: str, pypaimon_warehouses: Path,
             (f["id"], f["name"]) for f in json.loads(r["fields"])]
 
 
+def test_stats_naming_a_column_the_files_schema_lacks_are_not_shown(tmp_path: Path) -> None:
+    """A file's value statistics are by position over the columns ``_VALUE_STATS_COLS``
+    names. Where one of those names is not in the file's schema, no value can be placed
+    (its type is unknown): the tree shows no statistics for the file, and the merge read's
+    check of NULL counts (``non_null_fields``) answers "unknown" for it. Both ask
+    ``value_stats_fields`` which fields the statistics cover."""
+    from schemalab.paimon.history import describe_entry
+    from schemalab.paimon.manifest import DataFileMeta, FileKind, ManifestEntry, SimpleStats
+    from schemalab.paimon.plan import non_null_fields
+    from schemalab.types import parse_type
+    from schemalab.types.model import DataField
+
+    INT = parse_type("INT")
+    schema = TableSchema(0, (DataField(0, "a", INT), DataField(1, "b", INT)), 1)
+
+    def entry(cols: tuple[str, ...], stats: SimpleStats) -> ManifestEntry:
+        return ManifestEntry(FileKind.ADD, b"", 0, -1, DataFileMeta(
+            "data-1.parquet", 10, 4, value_stats=stats, value_stats_cols=cols))
+
+    ok = entry(("a", "b"), SimpleStats.of([1, 7], [2, 8], [0, 1], [INT, INT]))
+    assert describe_entry(str(tmp_path), ok, schema, schema).stats == {
+        "a": (1, 2, 0), "b": (7, 8, 1)}
+    assert non_null_fields(ok, schema) == frozenset({0})
+    # "gone" (an INT here) is no column of the file's schema: nothing shown, nothing known
+    odd = entry(("a", "gone", "b"),
+                SimpleStats.of([1, 5, 7], [2, 9, 8], [0, 3, 1], [INT, INT, INT]))
+    assert describe_entry(str(tmp_path), odd, schema, schema).stats == {}
+    assert non_null_fields(odd, schema) is None
+
+
 def test_key_ranges_and_stats_in_trees(histories: dict[str, TableHistory]) -> None:
     users = histories["users"].tree(3)
     keys = sorted((f.partition["dt"], f.min_key, f.max_key) for f in users.live_files)

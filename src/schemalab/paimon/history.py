@@ -35,7 +35,7 @@ from schemalab.paimon.index import (
     index_files,
 )
 from schemalab.paimon.listing import BucketDirs, ManifestReader, partition_values, replay
-from schemalab.paimon.manifest import FileKind, ManifestEntry
+from schemalab.paimon.manifest import FileKind, ManifestEntry, value_stats_fields
 from schemalab.paimon.primary_key import file_key_range
 from schemalab.paimon.rewritten import history_warnings
 from schemalab.paimon.schema_manager import SchemaManager
@@ -297,12 +297,8 @@ def describe_entry(table_path: str, e: ManifestEntry, file_schema: TableSchema,
 
 def _stats_by_current_name(e: ManifestEntry, file_schema: TableSchema,
                            current: TableSchema) -> dict[str, tuple[Any, Any, int | None]]:
-    cols = e.file.value_stats_cols
-    if cols is None:
-        fields = list(file_schema.fields)
-    else:
-        fields = [f for n in cols if (f := file_schema.field(n)) is not None]
-    if not fields:
+    fields = value_stats_fields(e.file, file_schema)
+    if not fields:  # none, or one the file's schema lacks: no value could be placed
         return {}
     try:
         mins, maxs = e.file.value_stats.decode([f.type for f in fields])

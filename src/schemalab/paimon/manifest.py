@@ -25,7 +25,7 @@ import enum
 import uuid as uuid_module
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from schemalab.paimon.binaryrow import (
     EMPTY_ROW,
@@ -33,6 +33,10 @@ from schemalab.paimon.binaryrow import (
     encode_row,
 )
 from schemalab.types.model import DataType
+
+if TYPE_CHECKING:  # pragma: no cover
+    from schemalab.schema.table_schema import TableSchema
+    from schemalab.types.model import DataField
 
 #: ``_VERSION`` of every manifest and manifest-list record (Java: FORMAT_IDENTIFIER = 2;
 #: 1 was Paimon <= 0.x and is refused by Java with "please recreate the table").
@@ -100,6 +104,19 @@ class SimpleStats:
 
 
 EMPTY_STATS = SimpleStats()
+
+
+def value_stats_fields(file: DataFileMeta, schema: TableSchema) -> list[DataField] | None:
+    """The fields ``file``'s value statistics cover, in their order: those its
+    ``_VALUE_STATS_COLS`` names (absent: every field of its schema ``schema``). None where a
+    name is not a field of ``schema``: the statistics' values and NULL counts are by
+    position, and without that field's type none of them can be placed."""
+    cols = file.value_stats_cols
+    if cols is None:
+        return list(schema.fields)
+    fields = [schema.field(n) for n in cols]
+    known = [f for f in fields if f is not None]
+    return known if len(known) == len(fields) else None
 
 
 @dataclass(frozen=True)

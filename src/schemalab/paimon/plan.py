@@ -19,7 +19,7 @@ from schemalab.paimon.features import (
 )
 from schemalab.paimon.index import deletion_files, index_files
 from schemalab.paimon.listing import BucketDirs, partition_values
-from schemalab.paimon.manifest import ManifestEntry
+from schemalab.paimon.manifest import ManifestEntry, value_stats_fields
 from schemalab.paimon.primary_key import check_readable, file_key_range, key_range_ordered
 from schemalab.paimon.snapshot import Snapshot
 from schemalab.schema.table_schema import TableSchema
@@ -66,11 +66,9 @@ def non_null_fields(e: ManifestEntry, s: TableSchema) -> frozenset[int] | None:
     NULL: ``_VALUE_STATS_COLS`` names the fields the statistics cover (absent: every field
     of the file's schema), ``_NULL_COUNTS`` their NULLs (an unknown count is no answer).
     None where the counts do not match the fields."""
-    cols = e.file.value_stats_cols
-    named = list(s.fields) if cols is None else [s.field(n) for n in cols]
-    fields = [f for f in named if f is not None]
+    fields = value_stats_fields(e.file, s)
     counts = e.file.value_stats.null_counts
-    if counts is None or len(fields) != len(named) or len(counts) != len(fields):
+    if fields is None or counts is None or len(counts) != len(fields):
         return None
     return frozenset(f.id for f, n in zip(fields, counts, strict=True) if n == 0)
 
