@@ -381,6 +381,34 @@ def test_positions_of_sixtyfour_files_in_one_small_method(tmp_path: Path, spark:
                          and "file_name" not in s for s in scans), scans
 
 
+def test_positions_of_a_file_spark_splits_into_several_tasks(tmp_path: Path,
+                                                              spark: Any) -> None:
+    """A file of many row groups that Spark reads in several splits (tasks): each row's
+    position is its position in the whole file, so every split drops exactly its own
+    deleted rows."""
+    path = tmp_path / "big.parquet"
+    n = 20_000
+    pq.write_table(pa.table({"id": pa.array(range(n), pa.int32()),
+                             "v": [f"value-{i:08d}" for i in range(n)]}), path,
+                   row_group_size=1000, compression="none")
+    deleted = [0, 999, 1000, 7777, 15_000, n - 1]
+    f = DataFile(str(path), 0, n, deletes=(PositionDeletes(
+        "deletion vector", str(path) + ".dv", len(deleted),
+        load=lambda: np.array(deleted, np.int64)),))
+    old = {k: spark.conf.get(k) for k in ("spark.sql.files.maxPartitionBytes",
+                                           "spark.sql.files.openCostInBytes")}
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(os.path.getsize(path) // 5))
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        plan = plan_read("t", SCHEMA, [f], lambda f: SCHEMA, CastMode.EXPLICIT)
+        df = execute(plan, spark)
+        assert df.rdd.getNumPartitions() >= 4
+        assert sorted(r.id for r in df.collect()) == [i for i in range(n) if i not in deleted]
+    finally:
+        for k, v in old.items():
+            spark.conf.set(k, v)
+
+
 def test_a_spark_that_gives_no_row_position_fails_the_read(
         tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows' positions come from a read-schema column Spark's Parquet reader fills by its
