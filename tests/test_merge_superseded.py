@@ -331,10 +331,43 @@ def test_newest_wins_needs_the_null_counts_of_every_file(spark: Any, tmp_path: P
 
     grouped = dataclasses.replace(opts, sequence_groups=(SequenceGroup(("n",), ("w",)),))
     assert not sup.newest_wins(plan, grouped)
-    from schemalab.types.model import AtomicType, TypeRoot
 
-    assert sup._never_null(AtomicType(TypeRoot.INTEGER), AtomicType(TypeRoot.BIGINT))
-    assert sup._never_null(AtomicType(TypeRoot.FLOAT), AtomicType(TypeRoot.DOUBLE))
-    assert not sup._never_null(AtomicType(TypeRoot.BIGINT), AtomicType(TypeRoot.INTEGER))
-    assert not sup._never_null(AtomicType(TypeRoot.VARCHAR, length=5),
-                               AtomicType(TypeRoot.INTEGER))
+
+@pytest.mark.parametrize(("source", "target", "never_null"), [
+    ("INT", "BIGINT", True), ("FLOAT", "DOUBLE", True), ("INT", "DOUBLE", True),
+    ("DECIMAL(5, 2)", "DECIMAL(10, 2)", True), ("INT", "DECIMAL(12, 2)", True),
+    ("VARCHAR(5)", "VARCHAR(10)", True), ("TIMESTAMP(3)", "TIMESTAMP(6)", True),
+    ("CHAR(3)", "VARCHAR(5)", True), ("DATE", "TIMESTAMP(3)", False),
+    ("BIGINT", "INT", False), ("VARCHAR(5)", "INT", False), ("STRING", "INT", False),
+    ("DECIMAL(10, 2)", "DECIMAL(5, 2)", False), ("DOUBLE", "FLOAT", False),
+    ("VARCHAR(10)", "VARCHAR(5)", False), ("TIMESTAMP(6)", "TIMESTAMP(3)", False),
+])
+def test_which_casts_keep_a_value_non_null(source: str, target: str, never_null: bool) -> None:
+    """A file's column read as the table's type keeps its non-NULL values non-NULL where
+    the cast is one Paimon makes implicitly and that fits (a widening); an explicit cast
+    (a narrowing, a string parsed) may fail, and the read makes that value NULL."""
+    from schemalab.types import parse_type
+
+    assert sup._never_null(parse_type(source), parse_type(target)) is never_null
+
+
+def test_newest_wins_through_implicit_casts(spark: Any, tmp_path: Path) -> None:
+    """Issue 25: files written before ``n`` became a DOUBLE and ``v`` a longer VARCHAR are
+    read by the newest-version path (their values cannot become NULL), and it reads what
+    the merge of every version reads."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql("CREATE TABLE t (k BIGINT NOT NULL, v VARCHAR(8), n INT, PRIMARY KEY (k) NOT "
+           "ENFORCED) TBLPROPERTIES ('bucket' = '2', 'merge-engine' = 'partial-update')")
+    for c in range(3):
+        if c == 2:
+            wh.sql("ALTER TABLE t ALTER COLUMN n TYPE DOUBLE; "
+                   "ALTER TABLE t ALTER COLUMN v TYPE VARCHAR(20)")
+        wh.sql("INSERT INTO t VALUES " + ", ".join(
+            f"({k}, 'c{c}k{k}', {c * 1000 + k})" for k in KEYS if (k + c) % 3 != 0))
+    plan = wh.table("t").read_plan()
+    opts = merge_input(plan).opts
+    assert sup.newest_wins(plan, opts)
+    assert {p.strategy for p in plans_of(plan, opts)} == {"superseded"}
+    got = _sorted(merge_read(plan, spark))
+    assert got == _sorted(merge_read(plan, spark, how="shuffle"))
+    assert {type(r[2]) for r in got} == {float}

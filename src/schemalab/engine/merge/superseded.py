@@ -43,7 +43,8 @@ from schemalab.engine.merge.options import AGGREGATION, FIRST_ROW, PARTIAL_UPDAT
 from schemalab.engine.merge.records import KIND_COL, versions
 from schemalab.engine.merge.runs import BucketPlan
 from schemalab.engine.plan import DataFile, PositionDeletes, ReadPlan
-from schemalab.types.model import AtomicType, DataType, TypeRoot
+from schemalab.types.casts import cast_kind
+from schemalab.types.model import DataType
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -67,17 +68,13 @@ def walk_key(plan: ReadPlan, opts: MergeOptions) -> str | None:
     return None if field is None else field.name
 
 
-#: casts of a file's column to the table's type that never make a NULL (widenings)
-_WIDER = {TypeRoot.TINYINT: 0, TypeRoot.SMALLINT: 1, TypeRoot.INTEGER: 2, TypeRoot.BIGINT: 3}
-
-
 def newest_wins(plan: ReadPlan, opts: MergeOptions) -> bool:
     """Whether partial-update's or aggregation's merge of a key's versions is its newest
     version, for every key of ``plan``: each field takes the newest version's value where
     none is NULL (partial-update, ``last_non_null_value``: aggregation's default) or
     whatever it is (``last_value``). So where the manifests' value statistics count no NULL
     in any file for each such field (read as the table's type: the field is in the file's
-    schema and its cast is the same type or a widening), no sequence groups and no other
+    schema and its cast is the same type or an implicit one), no sequence groups and no other
     function apply, the buckets are read as deduplicate's ``superseded`` ones. The result
     is Paimon's own: its sequence number the newest version's, its kind +I."""
     if opts.engine not in (PARTIAL_UPDATE, AGGREGATION) or opts.sequence_groups \
@@ -109,15 +106,11 @@ def newest_wins(plan: ReadPlan, opts: MergeOptions) -> bool:
 
 
 def _never_null(source: DataType, target: DataType) -> bool:
-    """Whether a non-NULL value of ``source`` reads as a non-NULL ``target`` (the same type,
-    or an integer or floating-point widening)."""
-    if not isinstance(source, AtomicType) or not isinstance(target, AtomicType):
-        return False
-    if source.root is target.root:
-        return source.with_nullable(True) == target.with_nullable(True)
-    if source.root in _WIDER and target.root in _WIDER:
-        return _WIDER[source.root] < _WIDER[target.root]
-    return source.root is TypeRoot.FLOAT and target.root is TypeRoot.DOUBLE
+    """Whether a non-NULL value of ``source`` reads as a non-NULL ``target``: the same type,
+    or a cast Paimon makes implicitly, which fits (``types.casts.cast_kind``: INT to BIGINT
+    or DOUBLE, a DECIMAL, VARCHAR or TIMESTAMP to a wider one, ...). An explicit
+    cast (a narrowing, STRING to INT) may fail, and the read makes its value NULL."""
+    return cast_kind(source, target) in ("identity", "implicit")
 
 
 def superseded_positions(keys: Sequence[npt.NDArray[np.int64]],
