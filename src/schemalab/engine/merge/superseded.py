@@ -93,15 +93,17 @@ def newest_wins(plan: ReadPlan, opts: MergeOptions) -> bool:
         if function not in (None, "last_non_null_value"):
             return False
         checked.append(f)
+    # per schema: every checked field is in it, and its cast keeps a value non-NULL
+    fits: dict[int, bool] = {}
     for file in plan.files:
-        schema = plan.schemas.get(file.schema_id)
-        if file.non_null is None or schema is None:
+        if file.schema_id not in fits:
+            schema = plan.schemas.get(file.schema_id)
+            by_id = {} if schema is None else {g.id: g for g in schema.fields}
+            fits[file.schema_id] = schema is not None and all(
+                f.id in by_id and _never_null(by_id[f.id].type, f.type) for f in checked)
+        if not fits[file.schema_id] or file.non_null is None \
+                or any(f.id not in file.non_null for f in checked):
             return False
-        by_id = {g.id: g for g in schema.fields}
-        for f in checked:
-            own = by_id.get(f.id)
-            if own is None or own.id not in file.non_null or not _never_null(own.type, f.type):
-                return False
     return True
 
 
