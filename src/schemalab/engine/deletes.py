@@ -104,13 +104,15 @@ def unique_name_scans(files: Sequence[DataFile]) -> list[list[DataFile]]:
 
 
 def metadata_columns(df: DataFrame, files: Sequence[DataFile], *, positions: bool,
-                     sizes: bool = False, table: str | None = None) -> list[Column]:
+                     sizes: bool = False, row_index: bool = False, table: str | None = None
+                     ) -> list[Column]:
     """The columns a Spark scan ``df`` adds for delete application: each row's file name
     (decoded when a name is not :data:`_SAFE`), with ``positions`` its row index, and with
     ``sizes`` its file's size (:data:`FILE_SIZE_COL`, for :func:`drop_deleted_positions`).
-    Where ``df`` reads :data:`ROW_INDEX_FIELD` (a Parquet scan of ``table``), the row index
-    is that column's; a NULL there (a Spark whose reader does not fill it) fails the read
-    with an error naming the table, where it would keep a deleted row."""
+    With ``row_index`` (``df`` is a Parquet scan of ``table`` that reads
+    :data:`ROW_INDEX_FIELD`), the row index is that column's; a NULL there (a Spark whose
+    reader does not fill it) fails the read with an error naming the table, where it would
+    keep a deleted row."""
     from pyspark.sql import functions as F
 
     meta = df.metadataColumn("_metadata")
@@ -118,7 +120,7 @@ def metadata_columns(df: DataFrame, files: Sequence[DataFile], *, positions: boo
     if not names_are_safe(files):
         name = F.url_decode(F.replace(name, F.lit("+"), F.lit("%2B")))
     cols = [name.alias(FILE_NAME_COL)]
-    if positions and ROW_INDEX_FIELD in df.columns:
+    if positions and row_index:
         cols.append(F.coalesce(F.col(ROW_INDEX_FIELD), F.raise_error(F.lit(
             f"Reading {table}: Spark's Parquet reader gave no row position "
             f"({ROW_INDEX_FIELD}), which deletes by position and row ids need; this "

@@ -150,9 +150,10 @@ class _Scan:
             extra_cols.append(F.input_file_name().alias(FILE_COL))
         paths = [literal_path(spark_uri(f.path)) for f in files]
         positions = any(f.deletes for f in files)
-        if (positions or self.row_ids) and group.format == "parquet" and not any(
-                c.source is not None and c.source.name.lower() == ROW_INDEX_FIELD
-                for c in self.columns):
+        row_index = (positions or self.row_ids) and group.format == "parquet" and not any(
+            c.source is not None and c.source.name.lower() == ROW_INDEX_FIELD
+            for c in self.columns)
+        if row_index:
             # each row's position, filled by Spark's reader (see deletes.ROW_INDEX_FIELD)
             extra_fields.append(st.StructField(ROW_INDEX_FIELD, st.LongType(), True))
         if group.by_id:
@@ -188,7 +189,7 @@ class _Scan:
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
         meta = metadata_columns(df, files, positions=positions or self.row_ids,
-                                sizes=positions, table=plan.table) \
+                                sizes=positions, row_index=row_index, table=plan.table) \
             if positions or self.names or self.row_ids else []
         df = df.select(*cols, *extra_cols, *meta)
         if self.row_ids:
