@@ -14,7 +14,7 @@ import pytest
 
 import schemalab as sl
 from schemalab.engine.merge.keyed_read import merge_input, merge_read, plans_of
-from schemalab.engine.merge.runs import bucket_plans, limit_broadcast
+from schemalab.engine.merge.runs import PAIR_FILE_BYTES, bucket_plans, limit_broadcast
 from schemalab.engine.plan import DataFile
 
 
@@ -77,10 +77,10 @@ def test_without_key_ranges_only_levels_are_runs() -> None:
     [q] = limit_broadcast(bucket_plans([_file("a", 0, 9, None), _file("b", 10, 19, None)],
                                        "aggregation", sequence_fields=()), pair_rows=5)
     assert (q.strategy, len(q.base)) == ("split", 1)
-    wide = dataclasses.replace(_file("b", 10, 19, None), file_size=64 << 20)
+    wide = dataclasses.replace(_file("b", 10, 19, None), file_size=PAIR_FILE_BYTES + 1)
     [q] = limit_broadcast(bucket_plans([_file("a", 0, 9, None), wide], "aggregation",
                                        sequence_fields=()))
-    assert (q.strategy, len(q.base)) == ("split", 1)  # 64 MB of files to broadcast
+    assert (q.strategy, len(q.base)) == ("split", 1)  # too many bytes of files to broadcast
     assert [q.strategy for q in limit_broadcast([p], broadcast_rows=5)] == ["full"]
 
 
