@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 import schemalab as sl
+from schemalab.engine import session_cache
+from schemalab.engine.lru import SizedLru
+from schemalab.engine.merge import lookup
 from schemalab.engine.merge.keyed_read import merge_input, merge_read, plans_of
 from schemalab.engine.merge.runs import PAIR_FILE_BYTES, bucket_plans, limit_broadcast
 from schemalab.engine.plan import DataFile
@@ -324,6 +327,53 @@ def test_pair_lookups_of_a_nested_column_join_instead(spark: Any, tmp_path: Path
     assert "BroadcastHashJoin" in df._jdf.queryExecution().executedPlan().toString()
     assert sorted(map(repr, df.collect())) == sorted(map(repr, merge_read(
         plan, spark, how="shuffle").collect()))
+
+
+@pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
+def test_pair_lookups_past_the_subquery_bound_broadcast_their_frame(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
+    """Issue 25: past ``lookup.MAX_BYTES`` the arrays go to Spark in their one-row frame,
+    broadcast and joined to every base row (no scalar subquery, whose value every task
+    deserializes), and a query of one column reads only its array; past
+    ``BROADCAST_BYTES`` the newer rows are joined by key. Each read is every version
+    merged."""
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    wh.sql(f"""
+        CREATE TABLE p (id INT NOT NULL, n INT, s STRING, d DOUBLE,
+                        PRIMARY KEY (id) NOT ENFORCED)
+          TBLPROPERTIES ('bucket' = '1', 'merge-engine' = '{engine}')""")
+    wh.sql("INSERT INTO p VALUES " + ", ".join(f"({i}, {i}, 's{i}', {i}.5)" for i in range(10)))
+    wh.sql("INSERT INTO p VALUES (2, 20, NULL, NULL), (5, NULL, 'x5', -0.0), (9, 90, '', 9.0), "
+           "(12, 12, 'x12', NULL)")
+    t = wh.table("p")
+    plan = t.read_plan()
+    [p] = plans_of(plan, merge_input(plan).opts)
+    assert p.strategy == "pair"
+    expected = merge_read(plan, spark, how="shuffle")
+    monkeypatch.setattr(lookup, "MAX_BYTES", 1)
+    df = merge_read(plan, spark)
+    text = df._jdf.queryExecution().executedPlan().toString()
+    assert "BroadcastNestedLoopJoin" in text and "__sl_rank" in text
+    assert "element_at(Subquery" not in text  # no array in a subquery
+    assert "InMemoryTableScan" in text  # the frame's rows cached by Spark
+    assert sorted(map(repr, df.collect())) == sorted(map(repr, expected.collect()))
+    narrow = df.select("id", "n")
+    text = narrow._jdf.queryExecution().executedPlan().toString()
+    scans = re.findall(r"InMemoryTableScan \[([^\]]*)\]", text)
+    assert len(scans) == 1 and "," not in scans[0], text  # n's array alone
+    assert sorted(narrow.collect()) == sorted(expected.select("id", "n").collect())
+    # dropped from the session's cache, the frame's rows are let go by Spark's cache too
+    cached = spark._jsparkSession.sharedState().cacheManager()
+    assert not cached.isEmpty()
+    session_cache.clear(spark)
+    assert cached.isEmpty()
+    monkeypatch.setattr(lookup, "BROADCAST_BYTES", 1)
+    # the same files and schema: a frame kept for the session would be reused
+    monkeypatch.setattr(lookup, "session_frames", lambda spark: SizedLru(1, lambda e: e[0]))
+    joined = merge_read(plan, spark)
+    text = joined._jdf.queryExecution().executedPlan().toString()
+    assert "BroadcastHashJoin" in text and "__sl_rank" not in text
+    assert sorted(map(repr, joined.collect())) == sorted(map(repr, expected.collect()))
 
 
 def test_pair_lookups_kept_for_the_session_follow_the_table_s_schema(

@@ -149,3 +149,21 @@ def test_kept_reads_are_bounded_by_their_count_and_bytes(fresh: Any, tmp_path: P
         assert a.read(snapshot_id=1) is not one, "the least recently used was dropped"
     finally:
         reads.limit = limit
+
+
+def test_values_the_cache_drops_are_released() -> None:
+    """A value pushed out (or replaced, too large to keep, or cleared) is handed to
+    ``on_drop``, so what it holds elsewhere (a frame Spark caches) is let go."""
+    from schemalab.engine.lru import SizedLru
+
+    dropped: list[str] = []
+    c = SizedLru(5, len, dropped.append)
+    c.put("a", "xxx")
+    c.put("b", "yy")
+    c.put("c", "zz")  # past 5: the least recently used goes
+    assert dropped == ["xxx"] and c.get("a") is None
+    c.put("b", "YY")  # replaced
+    c.put("d", "dddddd")  # larger than the whole cache: not kept
+    assert dropped == ["xxx", "yy", "dddddd"]
+    c.clear()
+    assert sorted(dropped[3:]) == ["YY", "zz"] and c.size == 0

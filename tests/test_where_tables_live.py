@@ -14,6 +14,8 @@ tests/test_object_store.py, which make test runs.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -60,6 +62,14 @@ BUCKET_UDF = ("issue 13: a primary-key write computes the bucket in a row-at-a-t
               "on the executors: ModuleNotFoundError: No module named 'schemalab'")
 LOCAL_ONLY = ("issue 13: metadata I/O is os/open only (fileio.py, table.py:229 "
               "os.path.abspath): s3:// URIs become local paths")
+
+
+def _plan_text(df: Any) -> str:
+    """``df``'s physical plan, as ``explain`` prints it (on a cluster and over Connect)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        df.explain()
+    return out.getvalue()
 
 
 def _rows(df: Any) -> list[tuple[Any, ...]]:
@@ -217,12 +227,20 @@ def test_primary_key_table(remote_spark: Any, tmp_path: Path) -> None:
         assert {bucket_of([k], [BIGINT(False)], 2) for k in keys} == {f.bucket}
 
 
-def test_partial_update_pairs_on_the_remote_session(remote_spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("arrays", ["subqueries", "broadcast"])
+def test_partial_update_pairs_on_the_remote_session(remote_spark: Any, tmp_path: Path,
+                                                    arrays: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25: a partial-update read whose newer versions are looked up in arrays (sent to
-    the session through Arrow, scalar subqueries on the executors) reads the same rows
-    twice (the second time from the session's cache) on a cluster and over Spark Connect."""
+    the session through Arrow, in scalar subqueries or, past their bound, in a broadcast
+    frame Spark caches) reads the same rows twice (the second time from the session's
+    cache) on a cluster and over Spark Connect."""
     import schemalab as sl
+    from schemalab.engine.merge import lookup
     from schemalab.engine.merge.keyed_read import merge_input, plans_of
+
+    if arrays == "broadcast":
+        monkeypatch.setattr(lookup, "MAX_BYTES", 1)
 
     wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
     wh.sql("""
@@ -237,6 +255,8 @@ def test_partial_update_pairs_on_the_remote_session(remote_spark: Any, tmp_path:
     expected = [(1, "a1", 1), (2, "a2", 20), (3, "x3", 30), (64, "x64", 64)]
     assert _rows(t.read()) == expected
     assert _rows(t.read()) == expected
+    if arrays == "broadcast":
+        assert "BroadcastNestedLoopJoin" in _plan_text(t.read())
 
 
 def test_open_table_without_a_session_uses_the_active_one(

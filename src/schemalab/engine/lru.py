@@ -23,9 +23,11 @@ class SizedLru(Generic[K, V]):
         (None, 'xxx', 4)
     """
 
-    def __init__(self, limit: int, size: Callable[[V], int]) -> None:
+    def __init__(self, limit: int, size: Callable[[V], int],
+                 on_drop: Callable[[V], None] | None = None) -> None:
         self.limit, self.size = limit, 0
         self._size_of = size
+        self._on_drop = on_drop  # called with each value dropped, outside the lock
         self._lock = threading.Lock()
         self._items: OrderedDict[K, V] = OrderedDict()
 
@@ -39,11 +41,30 @@ class SizedLru(Generic[K, V]):
     def put(self, key: K, value: V) -> None:
         n = self._size_of(value)
         if n > self.limit:
+            self._dropped([value])
             return
+        gone = []
         with self._lock:
             old = self._items.pop(key, None)
             self.size += n - (0 if old is None else self._size_of(old))
             self._items[key] = value
+            if old is not None and old is not value:
+                gone.append(old)
             while self.size > self.limit:
                 _, dropped = self._items.popitem(last=False)
                 self.size -= self._size_of(dropped)
+                gone.append(dropped)
+        self._dropped(gone)
+
+    def clear(self) -> None:
+        """Drop every value."""
+        with self._lock:
+            gone = list(self._items.values())
+            self._items.clear()
+            self.size = 0
+        self._dropped(gone)
+
+    def _dropped(self, values: list[V]) -> None:
+        if self._on_drop is not None:
+            for v in values:
+                self._on_drop(v)

@@ -57,7 +57,7 @@ class SessionCache:
     """One session's caches (see the module's docstring)."""
 
     frames: SizedLru[bytes, tuple[int, object]] = field(default_factory=lambda: SizedLru(
-        CACHED_ARRAY_BYTES, lambda entry: entry[0]))
+        CACHED_ARRAY_BYTES, lambda entry: entry[0], _release))
     reads: SizedLru[bytes, tuple[int, object]] = field(default_factory=lambda: SizedLru(
         CACHED_READ_BYTES, lambda entry: entry[0]))
 
@@ -84,10 +84,21 @@ def session_frames(spark: SparkSession) -> SizedLru[bytes, tuple[int, object]]:
 
 def clear(spark: SparkSession) -> None:
     """Forget what ``spark`` kept: the next read builds everything again."""
+    cache = cast("SessionCache | None", getattr(spark, _ATTR, None))
+    if cache is not None:
+        cache.frames.clear()
     try:
         delattr(spark, _ATTR)
     except AttributeError:
         pass
+
+
+def _release(entry: tuple[int, object]) -> None:
+    """What a dropped frame entry holds in Spark (its ``release``, if it has one: data it
+    asked Spark to cache) let go."""
+    release = getattr(entry[1], "release", None)
+    if callable(release):
+        release()
 
 
 def hold(nbytes: int) -> None:
