@@ -109,7 +109,7 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
     return base.select("*", built.rank.alias(_RANK)).select(*built.results)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # Spark's columns compare as expressions, not values
 class _Built:
     """What :func:`fold_newer` built, kept for the session: the rank, the fold's result
     columns and the broadcast frame of arrays (None: the arrays are in subqueries)."""
