@@ -43,7 +43,10 @@ CACHED_READ_BYTES = 128 << 20
 #: what a kept read counts beyond its data: at most 256 reads are kept
 READ_OVERHEAD = CACHED_READ_BYTES // 256
 #: a read holding more of the driver's data than this is not kept: the most a merge's
-#: lookup arrays hold (``merge.lookup.MAX_BYTES``), as at 10M rows of a tenth upserted
+#: lookup arrays hold in scalar subqueries (``merge.lookup.MAX_BYTES``), as at 10M rows of
+#: a tenth upserted. A read whose arrays pass it (a broadcast frame, to
+#: ``merge.lookup.BROADCAST_BYTES``) is built again each time, reusing the frame and fold
+#: the frames' cache keeps
 MAX_READ_BYTES = 64 << 20
 _ATTR = "_schemalab_session_cache"
 
