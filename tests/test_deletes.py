@@ -438,6 +438,36 @@ def t25(tmp_path: Path) -> Path:
     return tmp_path / "db" / "t25_equality_deletes"
 
 
+@pytest.mark.parametrize("fmt", ["iceberg", "paimon"])
+def test_a_table_given_an_unconfigured_session_reads_by_field_id(
+        t25: Path, tmp_path: Path, spark: Any, fmt: str) -> None:
+    """A table opened with a session of the user's (``open_table(path, spark=...)``, no
+    Warehouse) sets the session's SQL settings as a Warehouse does: with Spark's reads by
+    field id off (its default), every column read by id was NULL (found on the standalone
+    cluster, where only this call had the session)."""
+    from schemalab.engine import session_cache
+
+    key = "spark.sql.parquet.fieldId.read.enabled"
+    if fmt == "paimon":
+        wh = sl.Warehouse(tmp_path / "wh", spark=spark)
+        wh.sql("CREATE TABLE p (id INT, v STRING); INSERT INTO p VALUES (1, 'a');"
+               "ALTER TABLE p RENAME COLUMN v TO w")
+        path, want = tmp_path / "wh" / "default.db" / "p", [(1, "a")]
+    else:
+        path, want = t25, None
+    spark.conf.set(key, "false")
+    session_cache.clear(spark)
+    try:
+        rows = [tuple(r) for r in sl.open_table(path, spark=spark).read().collect()]
+        assert spark.conf.get(key) == "true"
+    finally:
+        spark.conf.set(key, "true")
+        session_cache.clear(spark)
+    assert rows and all(any(v is not None for v in r) for r in rows), rows
+    if want is not None:
+        assert rows == want
+
+
 def _new_current_schema(table: Path, fields: list[dict[str, Any]]) -> None:
     """Edit the table's last metadata file: a new schema of ``fields``, made current."""
     meta = max((table / "metadata").glob("v*.metadata.json"),

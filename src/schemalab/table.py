@@ -63,7 +63,7 @@ from schemalab.paimon.write.files import WriteTarget
 from schemalab.refs import MAIN, Ref
 from schemalab.schema.changes import SchemaChange
 from schemalab.schema.table_schema import TableSchema
-from schemalab.spark import default_session
+from schemalab.spark import configure_session, default_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -109,6 +109,10 @@ class Table(FormatTable[Snapshot, TableSchema]):
         self.name = name or name_from_path(self.path)
         self.warehouse = warehouse
         self._spark = spark
+        if spark is not None:
+            # as a Warehouse does: without Spark's reads by field id, every column read by
+            # id would be NULL
+            configure_session(spark)
         #: the branch this object reads and writes; its schema/, snapshot/ and tag/ live at
         #: ``meta_path`` (the table's own for main), its manifests and data files under
         #: ``path`` (shared by every branch, as in Java Paimon)

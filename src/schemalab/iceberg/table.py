@@ -25,7 +25,7 @@ from schemalab.iceberg.plan import plan_iceberg_read
 from schemalab.iceberg.refs import ancestry, iceberg_refs, ref_kind, ref_snapshot_id
 from schemalab.iceberg.system_tables import system_table
 from schemalab.refs import MAIN, Ref
-from schemalab.spark import default_session
+from schemalab.spark import configure_session, default_session
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -48,6 +48,10 @@ class IcebergTable(IcebergSource, FormatTable[IcebergSnapshot, IcebergSchema]):
                  spark: SparkSession | None = None) -> None:
         super().__init__(path, name)
         self._spark = spark
+        if spark is not None:
+            # as a Warehouse does: without Spark's reads by field id, every column read by
+            # id would be NULL
+            configure_session(spark)
 
     def __repr__(self) -> str:
         m = self.metadata
