@@ -44,6 +44,35 @@ def spark() -> Iterator[object]:
     yield session
 
 
+@pytest.fixture(params=["jvm", "expressions"])
+def tested_by(request: pytest.FixtureRequest, spark: Any) -> Iterator[str]:
+    """Each test of positions twice: by the JVM's filter (:mod:`schemalab.engine.kept_rows`)
+    and by Spark expressions (what runs under Spark Connect), on a session that keeps no
+    read built by the other."""
+    yield from _tested_by(spark, request.param)
+
+
+@pytest.fixture()
+def by_expressions(spark: Any) -> Iterator[str]:
+    """The expression filter alone (for tests of how it finds a row's file)."""
+    yield from _tested_by(spark, "expressions")
+
+
+def _tested_by(spark: Any, how: str) -> Iterator[str]:
+    from schemalab.engine import kept_rows, session_cache
+
+    if how == "expressions":
+        spark.conf.set(kept_rows.ENABLED, "false")
+    else:
+        assert kept_rows.available(spark), "the JVM's row filter did not build"
+    session_cache.clear(spark)
+    try:
+        yield how
+    finally:
+        spark.conf.unset(kept_rows.ENABLED)
+        session_cache.clear(spark)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Spark tests are marked by using the session fixture, so `-m "not spark"` stays fast.
     for item in items:

@@ -199,7 +199,8 @@ def _read(files: list[DataFile], spark: Any) -> list[int]:
     return sorted(r.id for r in execute(plan, spark).collect())
 
 
-def test_positions_of_files_whose_names_spark_encodes(tmp_path: Path, spark: Any) -> None:
+def test_positions_of_files_whose_names_spark_encodes(tmp_path: Path, spark: Any,
+                                                      tested_by: str) -> None:
     """Spark shows ``_metadata.file_name`` URI-encoded; names with a space, ``%``, ``+``,
     ``#`` or non-ASCII must still meet their deletes, and only theirs."""
     files = [_file(tmp_path / "p=a b" / "x y%z+1#é.parquet", range(0, 10), [0, 9]),
@@ -208,7 +209,8 @@ def test_positions_of_files_whose_names_spark_encodes(tmp_path: Path, spark: Any
     assert _read(files, spark) == [i for i in range(25) if i not in (0, 9, 15)]
 
 
-def test_positions_of_files_sharing_a_name(tmp_path: Path, spark: Any) -> None:
+def test_positions_of_files_sharing_a_name(tmp_path: Path, spark: Any,
+                                           tested_by: str) -> None:
     """Two partitions' files named alike (Spark's part files are): each file's deletes
     apply to it alone (the read splits the scan so names are unique in each)."""
     files = [_file(tmp_path / "p=1" / "part-0.parquet", range(0, 5), [1]),
@@ -217,7 +219,8 @@ def test_positions_of_files_sharing_a_name(tmp_path: Path, spark: Any) -> None:
     assert _read(files, spark) == [0, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14]
 
 
-def test_many_positions_in_many_words(tmp_path: Path, spark: Any) -> None:
+def test_many_positions_in_many_words(tmp_path: Path, spark: Any,
+                                      tested_by: str) -> None:
     """Every bit of a 64-position word (bit 63 is the sign bit of the mask)."""
     n = 1000
     deleted = sorted(set(range(0, n, 3)) | {63, 64, 127, 128, 191, n - 1})
@@ -225,7 +228,8 @@ def test_many_positions_in_many_words(tmp_path: Path, spark: Any) -> None:
     assert _read(files, spark) == [i for i in range(n) if i not in set(deleted)]
 
 
-def test_positions_of_files_whose_rows_end_inside_a_word(tmp_path: Path, spark: Any) -> None:
+def test_positions_of_files_whose_rows_end_inside_a_word(tmp_path: Path, spark: Any,
+                                                         tested_by: str) -> None:
     """Each file's bits start at a 64-bit word of their own: files whose row counts are not
     multiples of 64 (1, 63, 65, 130 rows) lose exactly their own first and last rows, and a
     file without deletes between them loses none."""
@@ -242,7 +246,7 @@ def test_positions_of_files_whose_rows_end_inside_a_word(tmp_path: Path, spark: 
 @pytest.mark.parametrize("name", ["data-0f2d1c6e-9a3b-4c5d-8e7f-0123456789ab-{k}.parquet",
                                   "dätä x%y+{k}.parquet"])
 def test_positions_of_many_files_sharing_a_prefix(tmp_path: Path, spark: Any,
-                                                  name: str) -> None:
+                                                  name: str, tested_by: str) -> None:
     """Issue 25: a row finds its file's bits by a tree of name comparisons; 37 files whose
     names differ only at the end (and sort 1, 10, 11, ..., 2: not in number order), each
     losing a different row, each lose exactly their own, with names Spark shows as they are
@@ -255,7 +259,8 @@ def test_positions_of_many_files_sharing_a_prefix(tmp_path: Path, spark: Any,
     assert _read(files, spark) == kept
 
 
-def test_positions_of_files_of_the_same_size(tmp_path: Path, spark: Any) -> None:
+def test_positions_of_files_of_the_same_size(tmp_path: Path, spark: Any,
+                                             by_expressions: str) -> None:
     """Issue 25: a row finds its file's bits by the file's size first, then its name: six
     files of the same bytes (so the same size), five losing a different row and one losing
     none, and three files of other sizes: each loses exactly its own rows."""
@@ -290,7 +295,8 @@ def _scans(files: list[Any], spark: Any) -> list[str]:
             .toString().splitlines() if "FileScan" in line]
 
 
-def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> None:
+def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any,
+                                                tested_by: str) -> None:
     """Files without deletes by position are read by a scan of their own, with no row
     positions and no filter: exactly a plain read of them."""
     files = [_file(tmp_path / "a.parquet", range(0, 10), [2]),
@@ -305,8 +311,69 @@ def test_files_without_deletes_are_a_plain_scan(tmp_path: Path, spark: Any) -> N
     assert _read(files, spark) == [i for i in range(30) if i != 2]
 
 
+def test_the_jvm_filter_reads_no_metadata_struct(tmp_path: Path, spark: Any,
+                                                 tested_by: str) -> None:
+    """Issue 25: the JVM's filter finds a row's file itself, so the scan reads the row
+    positions alone: no ``_metadata`` field (Spark builds that struct for every row), where
+    the expression filter reads the file's size."""
+    files = [_file(tmp_path / "a.parquet", range(0, 100), [3, 64]),
+             _file(tmp_path / "b.parquet", range(100, 110), [0])]
+    scans = _scans(files, spark)  # AQE's plan shows the scan as run and as planned
+    assert len(set(scans)) == 1, scans
+    scan = scans[0]
+    assert "_tmp_metadata_row_index" in scan
+    assert ("file_size" not in scan) == (tested_by == "jvm"), scan
+    assert "file_name" not in scan
+    assert _read(files, spark) == [i for i in range(110) if i not in (3, 64, 100)]
+
+
+def test_the_jvm_filter_refuses_a_file_it_was_not_given(tmp_path: Path, spark: Any) -> None:
+    """A scan that reads a file the JVM's filter holds no bitmap for fails naming the table
+    and the file, rather than keeping the file's rows."""
+    from pyspark.sql import functions as F
+
+    from schemalab.engine import deletes
+
+    a = _file(tmp_path / "a.parquet", range(0, 10), [1])
+    b = _file(tmp_path / "b.parquet", range(10, 20), [2])
+    keep = deletes.jvm_position_filter([a], spark, "db.hostile")
+    assert keep is not None
+    df = spark.read.schema("id INT, _tmp_metadata_row_index BIGINT").parquet(a.path, b.path)
+    df = df.select("id", F.col("_tmp_metadata_row_index").alias(deletes.POS_COL))
+    with pytest.raises(Exception, match=r"Reading db.hostile: the scan read \S*b.parquet, "
+                                        "which is none of the files"):
+        df.where(keep).collect()
+    assert sorted(r.id for r in df.where(deletes.jvm_position_filter(
+        [a, b], spark, "db.hostile")).collect()) == [i for i in range(20) if i not in (1, 12)]
+
+
+def test_a_jvm_filter_that_cannot_be_built_leaves_the_expressions(
+        tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Where Janino cannot compile the class (here: a source with an error), the session
+    has no JVM filter, says so in the log, and reads its deletes by expressions."""
+    import logging
+
+    from schemalab.engine import kept_rows, session_cache
+
+    broken = tmp_path / "Broken.java"
+    broken.write_text("package schemalab.spark; public final class KeptRows { int x = ; }")
+    monkeypatch.setattr(kept_rows, "_source", lambda: broken.read_text())
+    monkeypatch.setattr(kept_rows, "_ATTR", "_schemalab_kept_rows_test")
+    session_cache.clear(spark)
+    with caplog.at_level(logging.INFO, logger=kept_rows.__name__):
+        assert not kept_rows.available(spark)
+    assert "the JVM row filter is not available" in caplog.text
+    files = [_file(tmp_path / "a.parquet", range(0, 10), [4])]
+    assert any("file_size" in s for s in _scans(files, spark))
+    assert _read(files, spark) == [i for i in range(10) if i != 4]
+    delattr(spark.sparkContext, "_schemalab_kept_rows_test")
+    session_cache.clear(spark)
+
+
 def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               by_expressions: str) -> None:
     """Issue 25: deletes by position are a bitmap test in the scan's own filter (no join);
     past the bitmap's limits they are a broadcast anti-join, which drops the same rows."""
     from schemalab.engine import deletes, session_cache
@@ -324,7 +391,8 @@ def test_positions_by_bitmap_and_by_join_agree(tmp_path: Path, spark: Any,
     assert _read(files, spark) == kept
 
 
-def test_a_position_past_the_end_is_refused(tmp_path: Path, spark: Any) -> None:
+def test_a_position_past_the_end_is_refused(tmp_path: Path, spark: Any,
+                                            tested_by: str) -> None:
     """A deletion vector naming row 10 of a 10-row file was made for another file: the read
     is refused, never guessed."""
     files = [_file(tmp_path / "a.parquet", range(10), [2, 10])]
@@ -353,7 +421,8 @@ def _largest_generated_method(df: Any) -> int:
     return out
 
 
-def test_positions_of_sixtyfour_files_in_one_small_method(tmp_path: Path, spark: Any) -> None:
+def test_positions_of_sixtyfour_files_in_one_small_method(tmp_path: Path, spark: Any,
+                                                          by_expressions: str) -> None:
     """Issue 25: 64 files of different sizes (the most one scan's bitmap takes), each losing
     a different row, each lose exactly their own; their files are told apart by a perfect
     hash of the size, whose code does not grow with the files. By a tree of comparisons,
@@ -381,8 +450,8 @@ def test_positions_of_sixtyfour_files_in_one_small_method(tmp_path: Path, spark:
                          and "file_name" not in s for s in scans), scans
 
 
-def test_positions_of_a_file_spark_splits_into_several_tasks(tmp_path: Path,
-                                                              spark: Any) -> None:
+def test_positions_of_a_file_spark_splits_into_several_tasks(tmp_path: Path, spark: Any,
+                                                              tested_by: str) -> None:
     """A file of many row groups that Spark reads in several splits (tasks): each row's
     position is its position in the whole file, so every split drops exactly its own
     deleted rows."""
@@ -410,7 +479,7 @@ def test_positions_of_a_file_spark_splits_into_several_tasks(tmp_path: Path,
 
 
 def test_a_spark_that_gives_no_row_position_fails_the_read(
-        tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch, tested_by: str) -> None:
     """Rows' positions come from a read-schema column Spark's Parquet reader fills by its
     name; where it stays NULL (a reader that does not know the name: here, another name),
     the read fails naming the table, instead of keeping the deleted rows."""
@@ -420,6 +489,7 @@ def test_a_spark_that_gives_no_row_position_fails_the_read(
     monkeypatch.setattr(scan, "ROW_INDEX_FIELD", "_not_a_row_index")
     session_cache.clear(spark)
     files = [_file(tmp_path / "a.parquet", range(10), [2])]
+    # the scan's own check comes first, whichever filter tests the positions
     with pytest.raises(Exception, match="Reading t: Spark's Parquet reader gave no row "
                                         "position"):
         _read(files, spark)

@@ -85,7 +85,8 @@ def _assert_merged_without_exchange(df: Any) -> None:
 
 @pytest.mark.parametrize("engine", ["deduplicate", "first-row"])
 def test_overlapping_runs_read_each_key_s_winning_version_only(spark: Any, tmp_path: Path,
-                                                               engine: str) -> None:
+                                                               engine: str,
+                                                               tested_by: str) -> None:
     wh = sl.Warehouse(tmp_path, spark=spark)
     commits = _write(wh, "t")
     plan = _as(wh.table("t").read_plan(), engine)
@@ -93,6 +94,11 @@ def test_overlapping_runs_read_each_key_s_winning_version_only(spark: Any, tmp_p
     df = merge_read(plan, spark)
     assert df.columns == ["k", "w", "n"] and dict(df.dtypes)["n"] == "bigint"
     _assert_merged_without_exchange(df)
+    # the JVM's filter finds each row's file itself and tests its key: no file size or row
+    # position read
+    text = df._jdf.queryExecution().executedPlan().toString()
+    assert ("file_size" in text) == (tested_by == "expressions"), text
+    assert ("_tmp_metadata_row_index" in text) == (tested_by == "expressions"), text
     got = _sorted(df)
     # a superseded row that leaked would be a second row of its key
     assert len({r[0] for r in got}) == len(got)
@@ -106,7 +112,8 @@ def test_overlapping_runs_read_each_key_s_winning_version_only(spark: Any, tmp_p
         assert _sorted(wh.table("t").read()) == got
 
 
-def test_deletion_vectors_beside_superseded_rows(spark: Any, tmp_path: Path) -> None:
+def test_deletion_vectors_beside_superseded_rows(spark: Any, tmp_path: Path,
+                                                 tested_by: str) -> None:
     """A row a deletion vector deletes is no version: it supersedes nothing (the older
     version of its key is read), and a deleted row that a newer one supersedes anyway is
     dropped once."""
@@ -128,6 +135,9 @@ def test_deletion_vectors_beside_superseded_rows(spark: Any, tmp_path: Path) -> 
         assert {b.strategy for b in plans_of(p, merge_input(p).opts)} == {"superseded"}
         df = merge_read(p, spark)
         _assert_merged_without_exchange(df)
+        # by key, a deleted row is no version: the scan needs no row position for it
+        text = df._jdf.queryExecution().executedPlan().toString()
+        assert ("_tmp_metadata_row_index" in text) == (tested_by == "expressions"), text
         got = _sorted(df)
         assert len({r[0] for r in got}) == len(got)
         assert got == _sorted(merge_read(p, spark, how="shuffle")), engine
@@ -164,8 +174,16 @@ def test_keys_too_wide_for_a_seen_array_are_sorted(spark: Any, tmp_path: Path,
     assert _sorted(df) == _expected(_reference(commits, "deduplicate"))
 
 
-def test_partitioned_tables_walk_each_bucket_by_its_own_key(spark: Any,
-                                                             tmp_path: Path) -> None:
+def test_partitioned_tables_walk_each_bucket_by_its_own_key(
+        spark: Any, tmp_path: Path, tested_by: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both partitions hold keys 0-11: by key, their buckets' winning runs are two arrays
+    (domains), each bucket's rows tested against its own."""
+    from schemalab.engine import kept_rows
+
+    domains: list[int] = []
+    key_filter = kept_rows.key_filter
+    monkeypatch.setattr(kept_rows, "key_filter", lambda spark, first, ds, *a: (
+        domains.append(len(ds)), key_filter(spark, first, ds, *a))[1])
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql("CREATE TABLE p (dt STRING NOT NULL, k INT NOT NULL, v STRING, "
            "PRIMARY KEY (dt, k) NOT ENFORCED) PARTITIONED BY (dt) "
@@ -179,6 +197,49 @@ def test_partitioned_tables_walk_each_bucket_by_its_own_key(spark: Any,
     _assert_merged_without_exchange(df)
     assert sorted(map(tuple, df.collect())) == sorted(
         (d, k, f"c{min(k, 2)}{d}{k}") for d in ("x", "y") for k in range(12))
+    assert domains == ([2] if tested_by == "jvm" else [])
+
+
+def test_past_the_key_filter_s_bound_positions_are_tested(
+        spark: Any, tmp_path: Path, tested_by: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Winning runs past ``WINNER_BYTES`` (a byte per key of the span) are not sent: the
+    JVM's filter tests the superseded rows' positions instead, with the same rows."""
+    from schemalab.engine import session_cache
+
+    wh = sl.Warehouse(tmp_path, spark=spark)
+    commits = _write(wh, "t")
+    monkeypatch.setattr(sup, "WINNER_BYTES", 100)  # KEYS span 4,227 keys
+    session_cache.clear(spark)
+    df = wh.table("t").read()
+    text = df._jdf.queryExecution().executedPlan().toString()
+    assert "_tmp_metadata_row_index" in text, text
+    assert ("UDF(" in text) == (tested_by == "jvm"), text
+    assert ("file_size" in text) == (tested_by == "expressions"), text
+    assert _sorted(df) == _expected(_reference(commits, "deduplicate"))
+
+
+def test_the_key_filter_refuses_a_key_the_driver_did_not_read(spark: Any,
+                                                              tmp_path: Path) -> None:
+    """A file holding a key outside the span its winning runs cover changed under the read:
+    refused naming the table, never read as some other key's run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from schemalab.engine import kept_rows
+
+    for name, ks in (("f.parquet", [1, 2, 3]), ("g.parquet", [2, 7])):
+        pq.write_table(pa.table({"k": pa.array(ks, pa.int64())}), tmp_path / name)
+    winners = np.array([0, 1, 2, 1, 1], np.uint8)  # keys 0-4: 1 and 3 won by run 1
+    keep = kept_rows.key_filter(spark, 0, [winners], [("f.parquet", 0, 1), ("g.parquet", 0, 2)],
+                                F.col("k"), "db.t")
+    assert keep is not None
+    f = spark.read.parquet(str(tmp_path / "f.parquet"))
+    assert sorted(r.k for r in f.where(keep).collect()) == [1, 3]
+    g = spark.read.parquet(str(tmp_path / "g.parquet"))
+    with pytest.raises(Exception, match="Reading db.t: .*g.parquet holds key 7, which the "
+                                        "driver did not read in it"):
+        g.where(keep).collect()
 
 
 @pytest.mark.parametrize(("key_type", "options", "dml"), [
@@ -268,7 +329,7 @@ def test_the_walk_finds_each_superseded_position(monkeypatch: Any, span: int) ->
     "'fields.w.aggregate-function' = 'last_non_null_value'",
 ])
 def test_partial_update_and_aggregation_without_nulls_read_each_key_s_newest_version(
-        spark: Any, tmp_path: Path, options: str) -> None:
+        spark: Any, tmp_path: Path, options: str, tested_by: str) -> None:
     """Where the manifests count no NULL in any file, partial-update's merge and
     aggregation's last_non_null_value / last_value give each key's newest version: the
     buckets are read as deduplicate's superseded ones (no exchange, no aggregate), with the

@@ -316,11 +316,13 @@ def test_iceberg_system_tables(remote_spark: Any, tmp_path: Path) -> None:
 
 
 def test_iceberg_deletion_vectors_read_as_iceberg_reads_them(remote_spark: Any,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path,
+                                                             remote_kind: str) -> None:
     """Deletes by position over Spark Connect and on a cluster's executors: each row's
-    position comes from a column Spark's Parquet reader fills by name, and the file's
-    deletes from a bitmap found by a hash of its size; t14's deletion vectors (Iceberg
-    1.10.2, v3) read at every snapshot as Iceberg read them."""
+    position comes from a column Spark's Parquet reader fills by name; on the cluster the
+    JVM's filter (compiled by the driver, its jar fetched by the executors, its bitmaps
+    broadcast) tests it, over Connect a bitmap found by a hash of the file's size; t14's
+    deletion vectors (Iceberg 1.10.2, v3) read at every snapshot as Iceberg read them."""
     import tarfile
 
     from iceberg_canonical import canonical_frame
@@ -335,6 +337,16 @@ def test_iceberg_deletion_vectors_read_as_iceberg_reads_them(remote_spark: Any,
                           .read_text())["reads"]
     t = sl.open_table(tmp_path / "db" / "t14_v3_deletion_vectors", spark=remote_spark)
     assert len(expected) > 2
+    tested = 0
     for label, want in expected.items():
         df = t.read(snapshot_id=None if label == "current" else int(label))
         assert canonical_frame(df)[2] == want["rows"], label
+        plan = _plan_text(df)
+        if "_tmp_metadata_row_index" not in plan:
+            continue  # a snapshot without deletion vectors
+        tested += 1
+        if remote_kind == "connect":  # no JVM on the client: Spark expressions
+            assert "file_size" in plan and "UDF(" not in plan, plan
+        else:
+            assert "UDF(" in plan and "file_size" not in plan, plan
+    assert tested

@@ -4,7 +4,10 @@ files) and by value (equality delete files).
 **By position.** Spark's Parquet reader gives each row's 0-based position in its file: a
 read-schema column named :data:`ROW_INDEX_FIELD` is filled with it (as Spark fills
 ``_metadata.row_index``, and as Delta's deletion-vector reader asks for it), also in a scan
-by field id; the file is told by ``_metadata.file_size`` (then ``file_name``). The deleted
+by field id. On a classic session the position is tested by a filter in the JVM
+(:func:`jvm_position_filter`, :mod:`schemalab.engine.kept_rows`), which asks the scan for
+its file once per file; otherwise (Spark Connect) by Spark expressions, below, where the
+file is told by ``_metadata.file_size`` (then ``file_name``). The deleted
 positions of every data file of a scan are decoded on the driver (a Roaring bitmap, or the
 rows of a position delete file naming it) and set as bits of one bitmap, each file's from a
 64-bit word of its own on; a row's word is its file's first word (found by its file's size,
@@ -106,22 +109,24 @@ def unique_name_scans(files: Sequence[DataFile]) -> list[list[DataFile]]:
 
 
 def metadata_columns(df: DataFrame, files: Sequence[DataFile], *, positions: bool,
-                     sizes: bool = False, row_index: bool = False, table: str | None = None
-                     ) -> list[Column]:
-    """The columns a Spark scan ``df`` adds for delete application: each row's file name
-    (decoded when a name is not :data:`_SAFE`), with ``positions`` its row index, and with
-    ``sizes`` its file's size (:data:`FILE_SIZE_COL`, for :func:`drop_deleted_positions`).
-    With ``row_index`` (``df`` is a Parquet scan of ``table`` that reads
-    :data:`ROW_INDEX_FIELD`), the row index is that column's; a NULL there (a Spark whose
-    reader does not fill it) fails the read with an error naming the table, where it would
-    keep a deleted row."""
+                     sizes: bool = False, row_index: bool = False, table: str | None = None,
+                     names: bool = True) -> list[Column]:
+    """The columns a Spark scan ``df`` adds for delete application: with ``names`` each
+    row's file name (decoded when a name is not :data:`_SAFE`), with ``positions`` its row
+    index, and with ``sizes`` its file's size (:data:`FILE_SIZE_COL`, for
+    :func:`drop_deleted_positions`). With ``row_index`` (``df`` is a Parquet scan of
+    ``table`` that reads :data:`ROW_INDEX_FIELD`), the row index is that column's; a NULL
+    there (a Spark whose reader does not fill it) fails the read with an error naming the
+    table, where it would keep a deleted row."""
     from pyspark.sql import functions as F
 
     meta = df.metadataColumn("_metadata")
-    name = meta.getField("file_name")
-    if not names_are_safe(files):
-        name = F.url_decode(F.replace(name, F.lit("+"), F.lit("%2B")))
-    cols = [name.alias(FILE_NAME_COL)]
+    cols = []
+    if names:
+        name = meta.getField("file_name")
+        if not names_are_safe(files):
+            name = F.url_decode(F.replace(name, F.lit("+"), F.lit("%2B")))
+        cols.append(name.alias(FILE_NAME_COL))
     if positions and row_index:
         cols.append(F.coalesce(F.col(ROW_INDEX_FIELD), F.raise_error(F.lit(
             f"Reading {table}: Spark's Parquet reader gave no row position "
@@ -207,6 +212,32 @@ def drop_deleted_positions(df: DataFrame, files: Sequence[DataFile], spark: Spar
                & F.expr(f"shiftright({_BITS}, CAST({POS_COL} % 64 AS INT)) % 2 != 0"))
         df = df.join(w, hit, "left_anti")
     return df.drop(POS_COL)
+
+
+def jvm_position_filter(files: Sequence[DataFile], spark: SparkSession, table: str
+                        ) -> Column | None:
+    """Whether a row of ``files`` (one scan's, of unique names) survives their deletes by
+    position, tested by :mod:`schemalab.engine.kept_rows`' filter in the JVM on
+    :data:`POS_COL` alone (the scan needs no file name or size); None where that filter is
+    not available or the files with deletes hold more than :data:`BITMAP_ROWS` rows."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from schemalab.engine import kept_rows
+
+    deleted = {f.path: p for f in files if len(p := deleted_positions(f, table))}
+    if sum(f.row_count for f in files if f.path in deleted) > BITMAP_ROWS:
+        return None
+    bitmaps = []
+    for f in files:
+        pos = deleted.get(f.path)
+        words = np.zeros(0, np.int64)
+        if pos is not None:
+            bits = np.zeros(((f.row_count + 63) >> 6) * 64, dtype=bool)
+            bits[pos] = True
+            words = bitmap_words(bits)
+        bitmaps.append((file_name(f), words))
+    return kept_rows.position_filter(spark, bitmaps, F.col(POS_COL), table)
 
 
 #: the most rows (of files with deletes, in one scan) whose positions a bitmap covers, and

@@ -29,6 +29,7 @@ from schemalab.engine.deletes import (
     drop_deleted_positions,
     drop_equality_deleted,
     file_name,
+    jvm_position_filter,
     metadata_columns,
     unique_name_scans,
 )
@@ -188,13 +189,19 @@ class _Scan:
                        st.StructType(read_fields + extra_fields)
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
+        # the JVM's filter finds a row's file itself: the scan reads no _metadata for it
+        keep = jvm_position_filter(files, self.session, plan.table) if positions else None
         meta = metadata_columns(df, files, positions=positions or self.row_ids,
-                                sizes=positions, row_index=row_index, table=plan.table) \
+                                sizes=positions and keep is None, row_index=row_index,
+                                table=plan.table,
+                                names=keep is None or self.names or self.row_ids) \
             if positions or self.names or self.row_ids else []
         df = df.select(*cols, *extra_cols, *meta)
         if self.row_ids:
             df = df.select("*", *_row_id_columns())
-        if positions:
+        if keep is not None:
+            df = df.where(keep).drop(POS_COL)
+        elif positions:
             df = drop_deleted_positions(df, files, self.session, plan.table)
         elif self.row_ids:
             df = df.drop(POS_COL)
