@@ -1,6 +1,7 @@
 """Run by `make test-install` in a fresh venv holding only `pip install .` (the runtime
 dependencies, no extras): the FLIP-226 example and a primary-key table with an upsert, a
-rename and a DELETE must work, and the widgets must import; a catalog, whose clients are the
+rename and a DELETE must work, the JVM's row filter must build from the package's Java source,
+and the widgets must import; a catalog, whose clients are the
 `catalogs` extra, is refused by name. Not collected by pytest."""
 
 import importlib
@@ -26,6 +27,10 @@ def main() -> None:
               DELETE FROM accounts WHERE id = 1""")
     rows = sorted(tuple(r) for r in wh.sql("SELECT * FROM accounts").collect())
     assert rows == [(2, "bo", 250)], rows
+    # the JVM's row filter is compiled from the package's own Java source (package data)
+    from schemalab.engine import kept_rows
+
+    assert kept_rows.available(wh.spark), "the JVM's row filter did not build"
     print("ok", wh.table("accounts").history().to_json()["snapshots"][-1]["id"])
     importlib.import_module("schemalab.widgets")  # the runtime deps hold the widget stack
     print("widgets ok")

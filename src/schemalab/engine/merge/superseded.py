@@ -15,11 +15,16 @@ and aggregation read the same way where their merge is the newest version
    others mark their keys. That is O(rows) numpy work, with no sort. Keys spanning more than
    :data:`schemalab.engine.merge.keyset.MAX_SPAN` numbers are sorted instead (a stable sort
    of the keys in walk order: the first of each key wins).
-2. Each file is then read with its superseded positions dropped exactly as a deletion
-   vector's are (:func:`schemalab.engine.deletes.drop_deleted_positions`: a bitmap in the
-   scan's own filter), beside its real deletion vectors or position deletes, whose rows are
-   no version at all (they supersede nothing). Every row left is its key's only version:
-   no shuffle, sort, join or grouping.
+2. On a classic session, the walk's result is each key's winning run (a byte per key of
+   the span) and every row is kept where that run is its file's, tested in the JVM
+   (:func:`schemalab.engine.kept_rows.key_filter`, :func:`_read_by_winning_run`): the
+   scan reads no row position, and a row a deletion vector deletes is simply no version.
+   Otherwise (Spark Connect, or past :data:`WINNER_BYTES`) each file is read with its
+   superseded positions dropped exactly as a deletion vector's are
+   (:func:`schemalab.engine.deletes.drop_deleted_positions`: a bitmap in the scan's own
+   filter), beside its real deletion vectors or position deletes, whose rows are no
+   version at all (they supersede nothing). Either way every row left is its key's only
+   version: no shuffle, sort, join or grouping.
 
 A file that holds a key twice (no writer makes one; it would take a merge function to
 choose) makes the read fall back to ``full``.
