@@ -189,12 +189,15 @@ class _Scan:
                        st.StructType(read_fields + extra_fields)
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
-        # the JVM's filter finds a row's file itself: the scan reads no _metadata for it
-        keep = jvm_position_filter(files, self.session, plan.table) if positions else None
+        # The JVM's filter finds a row's file itself: the scan then reads no _metadata. Not
+        # where the rows keep their file's name: a later query that prunes the name away
+        # would leave the struct unused beside the row index, which Spark refuses to plan
+        # (see deletes.ROW_INDEX_FIELD); the expression filter always uses the file's size.
+        keep = jvm_position_filter(files, self.session, plan.table) \
+            if positions and not (self.names or self.row_ids) else None
         meta = metadata_columns(df, files, positions=positions or self.row_ids,
                                 sizes=positions and keep is None, row_index=row_index,
-                                table=plan.table,
-                                names=keep is None or self.names or self.row_ids) \
+                                table=plan.table, names=keep is None) \
             if positions or self.names or self.row_ids else []
         df = df.select(*cols, *extra_cols, *meta)
         if self.row_ids:
