@@ -225,6 +225,8 @@ def jvm_position_filter(files: Sequence[DataFile], spark: SparkSession, table: s
 
     from schemalab.engine import kept_rows
 
+    if not kept_rows.available(spark):
+        return None  # before decoding: the expression filter decodes them again
     deleted = {f.path: p for f in files if len(p := deleted_positions(f, table))}
     if sum(f.row_count for f in files if f.path in deleted) > BITMAP_ROWS:
         return None
