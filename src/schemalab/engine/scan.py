@@ -189,23 +189,30 @@ class _Scan:
                        st.StructType(read_fields + extra_fields)
                        if read_fields or extra_fields else None, paths)
             cols = self._evolved(stored)
+        return self._kept(df, files, [*cols, *extra_cols], positions, row_index)
+
+    def _kept(self, df: DataFrame, files: list[DataFile], cols: list[Column],
+              positions: bool, row_index: bool) -> DataFrame:
+        """``cols`` of the scan ``df`` of ``files``, without the rows deleted by position
+        (``positions``), with what row ids and equality deletes need of each row's file."""
+        table = self.plan.table
         # The JVM's filter finds a row's file itself: the scan then reads no _metadata. Not
         # where the rows keep their file's name: a later query that prunes the name away
         # would leave the struct unused beside the row index, which Spark refuses to plan
         # (see deletes.ROW_INDEX_FIELD); the expression filter always uses the file's size.
-        keep = jvm_position_filter(files, self.session, plan.table) \
+        keep = jvm_position_filter(files, self.session, table) \
             if positions and not (self.names or self.row_ids) else None
         meta = metadata_columns(df, files, positions=positions or self.row_ids,
                                 sizes=positions and keep is None, row_index=row_index,
-                                table=plan.table, names=keep is None) \
+                                table=table, names=keep is None) \
             if positions or self.names or self.row_ids else []
-        df = df.select(*cols, *extra_cols, *meta)
+        df = df.select(*cols, *meta)
         if self.row_ids:
             df = df.select("*", *_row_id_columns())
         if keep is not None:
             df = df.where(keep).drop(POS_COL)
         elif positions:
-            df = drop_deleted_positions(df, files, self.session, plan.table)
+            df = drop_deleted_positions(df, files, self.session, table)
         elif self.row_ids:
             df = df.drop(POS_COL)
         if (positions or self.row_ids) and not self.names:
