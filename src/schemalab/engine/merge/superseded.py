@@ -165,7 +165,7 @@ def _twice(keys: npt.NDArray[np.int64], won: npt.NDArray[np.int64]) -> bool:
     sorting them."""
     import numpy as np
 
-    if len(keys) < 2 or bool(np.all(keys[1:] > keys[:-1])):
+    if _strictly_increasing(keys):
         return False
     return len(np.unique(won)) != len(won)
 
@@ -358,6 +358,8 @@ def _read_by_winning_run(plan: ReadPlan, spark: SparkSession, buckets: Sequence[
                     k = k[_alive(len(k), deleted_positions(f, plan.table))]
                 winners[k - first] = run
                 place[f.path] = (d, run)
+    if len(place) != len(files):
+        return None  # a file of no run (the runs are made of the buckets' files)
     bare = dataclasses.replace(plan, groups=tuple(
         dataclasses.replace(g, files=tuple(dataclasses.replace(f, deletes=())
                                            if f.path in place else f for f in g.files))
