@@ -121,12 +121,10 @@ def _filter(spark: SparkSession, table: str, parts: list[bytes], value: Column
     hit = frames.get(digest)
     if hit is not None:
         hold(hit[0])
-        (udf,) = cast("tuple[object]", hit[1])
+        udf = hit[1]
     else:
         udf = _udf(spark, cls, payload)
-        # in a tuple: the cache asks a dropped entry for ``release``, which a py4j object
-        # would answer with a JVM method of that name
-        frames.put(digest, (len(payload), (udf,)))
+        frames.put(digest, (len(payload), udf))
         hold(len(payload))
     jvm = spark.sparkContext._jvm
     assert jvm is not None

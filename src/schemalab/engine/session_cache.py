@@ -96,12 +96,19 @@ def clear(spark: SparkSession) -> None:
         pass
 
 
+class Releasable:
+    """A value of the frames' cache that holds something in Spark (data it asked Spark to
+    cache), let go by :meth:`release` when the cache drops it. A base class, not a method
+    looked up by name: a py4j object answers any name with a JVM method."""
+
+    def release(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
 def _release(entry: tuple[int, object]) -> None:
-    """What a dropped frame entry holds in Spark (its ``release``, if it has one: data it
-    asked Spark to cache) let go."""
-    release = getattr(entry[1], "release", None)
-    if callable(release):
-        release()
+    """What a dropped frame entry holds in Spark let go (a :class:`Releasable`'s)."""
+    if isinstance(entry[1], Releasable):
+        entry[1].release()
 
 
 def hold(nbytes: int) -> None:

@@ -42,7 +42,7 @@ from schemalab.engine.merge.function import Fold, MergeInput, folded_two_inserts
 from schemalab.engine.merge.keyset import KeyBitmap
 from schemalab.engine.merge.records import KIND_COL, SEQ_COL
 from schemalab.engine.plan import DataFile, ReadPlan
-from schemalab.engine.session_cache import hold, local_frame, session_frames
+from schemalab.engine.session_cache import Releasable, hold, local_frame, session_frames
 from schemalab.engine.spark_reader import quote
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,7 +110,7 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
 
 
 @dataclass(frozen=True, eq=False)  # Spark's columns compare as expressions, not values
-class _Built:
+class _Built(Releasable):
     """What :func:`fold_newer` built, kept for the session: the rank, the fold's result
     columns and the broadcast frame of arrays (None: the arrays are in subqueries)."""
 
