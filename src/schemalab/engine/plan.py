@@ -17,7 +17,7 @@ Spark's Parquet reader cannot do are read together in one scan by field id.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from schemalab.engine.footer import (
@@ -273,6 +273,11 @@ class ReadPlan:
     @property
     def files(self) -> list[DataFile]:
         return [f for g in self.groups for f in g.files]
+
+    def map_files(self, change: Callable[[DataFile], DataFile]) -> ReadPlan:
+        """The same read with each data file replaced by ``change(file)``."""
+        return replace(self, groups=tuple(replace(g, files=tuple(change(f) for f in g.files))
+                                          for g in self.groups))
 
     @property
     def merge_engine(self) -> str | None:

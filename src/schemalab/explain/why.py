@@ -199,10 +199,8 @@ def _has_deletes(plan: ReadPlan) -> bool:
 
 def _without_deletes(plan: ReadPlan) -> ReadPlan:
     """The same read with no delete applied: every row its data files hold."""
-    groups = tuple(dataclasses.replace(g, files=tuple(dataclasses.replace(f, deletes=())
-                                                      for f in g.files))
-                   for g in plan.groups)
-    return dataclasses.replace(plan, groups=groups, equality_deletes=())
+    return dataclasses.replace(plan.map_files(lambda f: dataclasses.replace(f, deletes=())),
+                               equality_deletes=())
 
 
 def _per_file(plan: ReadPlan, spark: SparkSession, where: str | None) -> dict[str, int]:

@@ -268,11 +268,8 @@ def read_superseded(plan: ReadPlan, spark: SparkSession, buckets: Sequence[Bucke
     if implied is None:
         return None
     files = [f for b in buckets for f in b.files]
-    with_deletes = dataclasses.replace(plan, groups=tuple(
-        dataclasses.replace(g, files=tuple(
-            dataclasses.replace(f, deletes=(*f.deletes, implied[f.path]))
-            if f.path in implied else f for f in g.files))
-        for g in plan.groups))
+    with_deletes = plan.map_files(lambda f: dataclasses.replace(
+        f, deletes=(*f.deletes, implied[f.path])) if f.path in implied else f)
     deleted = [f for f in files if f.path in implied or f.deletes]
     whole = [f for f in files if not (f.path in implied or f.deletes)]
     # at most FILES_PER_SCAN files with deletes a scan, about as many in each, where Spark
@@ -360,10 +357,8 @@ def _read_by_winning_run(plan: ReadPlan, spark: SparkSession, buckets: Sequence[
                 place[f.path] = (d, run)
     if len(place) != len(files):
         return None  # a file of no run (the runs are made of the buckets' files)
-    bare = dataclasses.replace(plan, groups=tuple(
-        dataclasses.replace(g, files=tuple(dataclasses.replace(f, deletes=())
-                                           if f.path in place else f for f in g.files))
-        for g in plan.groups))
+    bare = plan.map_files(
+        lambda f: dataclasses.replace(f, deletes=()) if f.path in place else f)
     keep = kept_rows.key_filter(
         spark, first, [w for _, w in domains],
         [(file_name(f), *place[f.path]) for f in files],
