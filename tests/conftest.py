@@ -46,9 +46,9 @@ def spark() -> Iterator[object]:
 
 @pytest.fixture(params=["jvm", "expressions"])
 def tested_by(request: pytest.FixtureRequest, spark: Any) -> Iterator[str]:
-    """Each test of positions twice: by the JVM's filter (:mod:`schemalab.engine.kept_rows`)
-    and by Spark expressions (what runs under Spark Connect), on a session that keeps no
-    read built by the other."""
+    """Each test twice: by schemalab's JVM classes (:mod:`schemalab.engine.jvm_udfs`: the row
+    filter, the merge's lookups) and by Spark expressions (what runs under Spark Connect),
+    on a session that keeps no read built by the other."""
     yield from _tested_by(spark, request.param)
 
 
@@ -59,17 +59,17 @@ def by_expressions(spark: Any) -> Iterator[str]:
 
 
 def _tested_by(spark: Any, how: str) -> Iterator[str]:
-    from schemalab.engine import kept_rows, session_cache
+    from schemalab.engine import jvm_udfs, kept_rows, session_cache
 
     if how == "expressions":
-        spark.conf.set(kept_rows.ENABLED, "false")
+        spark.conf.set(jvm_udfs.ENABLED, "false")
     else:
         assert kept_rows.available(spark), "the JVM's row filter did not build"
     session_cache.clear(spark)
     try:
         yield how
     finally:
-        spark.conf.unset(kept_rows.ENABLED)
+        spark.conf.unset(jvm_udfs.ENABLED)
         session_cache.clear(spark)
 
 

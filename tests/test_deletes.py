@@ -354,20 +354,19 @@ def test_a_jvm_filter_that_cannot_be_built_leaves_the_expressions(
     has no JVM filter, says so in the log, and reads its deletes by expressions."""
     import logging
 
-    from schemalab.engine import kept_rows, session_cache
+    from schemalab.engine import jvm_udfs, kept_rows, session_cache
 
-    broken = tmp_path / "Broken.java"
-    broken.write_text("package schemalab.spark; public final class KeptRows { int x = ; }")
-    monkeypatch.setattr(kept_rows, "_source", lambda: broken.read_text())
-    monkeypatch.setattr(kept_rows, "_ATTR", "_schemalab_kept_rows_test")
+    broken = "package schemalab.spark; public final class KeptRows { int x = ; }"
+    monkeypatch.setattr(jvm_udfs, "_sources", lambda: {"KeptRows": broken})
+    monkeypatch.setattr(jvm_udfs, "_ATTR", "_schemalab_jvm_udfs_test")
     session_cache.clear(spark)
-    with caplog.at_level(logging.INFO, logger=kept_rows.__name__):
+    with caplog.at_level(logging.INFO, logger=jvm_udfs.__name__):
         assert not kept_rows.available(spark)
-    assert "the JVM row filter is not available" in caplog.text
+    assert "the JVM class KeptRows is not available" in caplog.text
     files = [_file(tmp_path / "a.parquet", range(0, 10), [4])]
     assert any("file_size" in s for s in _scans(files, spark))
     assert _read(files, spark) == [i for i in range(10) if i != 4]
-    delattr(spark.sparkContext, "_schemalab_kept_rows_test")
+    delattr(spark.sparkContext, "_schemalab_jvm_udfs_test")
     session_cache.clear(spark)
 
 

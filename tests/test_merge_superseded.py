@@ -213,7 +213,7 @@ def test_past_the_key_filter_s_bound_positions_are_tested(
     df = wh.table("t").read()
     text = df._jdf.queryExecution().executedPlan().toString()
     assert "_tmp_metadata_row_index" in text, text
-    assert ("UDF(" in text) == (tested_by == "jvm"), text
+    assert ("schemalab_kept_rows(" in text) == (tested_by == "jvm"), text
     assert ("file_size" in text) == (tested_by == "expressions"), text
     assert _sorted(df) == _expected(_reference(commits, "deduplicate"))
 
