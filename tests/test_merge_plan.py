@@ -238,11 +238,12 @@ def test_paired_versions_fold_as_every_version_merged(spark: Any, tmp_path: Path
     ("aggregation", ", 'fields.b.aggregate-function' = 'sum'"),
 ])
 def test_a_narrow_query_of_pairs_reads_only_its_columns(spark: Any, tmp_path: Path,
-                                                        engine: str, options: str) -> None:
+                                                        engine: str, options: str,
+                                                        tested_by: str) -> None:
     """Issue 25: a query of two columns of a ``pair`` merge (no -U/-D anywhere) reads the
     key and those columns from the files, and looks up the newer version of those columns
-    only (each result column is folded on its own), and reads what every version merged
-    does."""
+    only (each result column is folded on its own; in the JVM or in arrays), and reads what
+    every version merged does."""
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql(f"""
         CREATE TABLE p (id BIGINT NOT NULL, a STRING, b INT, ts INT,
@@ -263,8 +264,10 @@ def test_a_narrow_query_of_pairs_reads_only_its_columns(spark: Any, tmp_path: Pa
     for scan in scans:  # fields by id: id 0, a 1, b 2, ts 3
         assert "_sl_f0:" in scan and "_sl_f2:" in scan, scan
         assert "_sl_f1:" not in scan and "_sl_f3:" not in scan, scan
-    # one array looked up: b's (the fold of b reads no other field of the newer version)
-    assert len(set(re.findall(r"LocalTableScan \[(__sl_v\d+)", plan_text))) == 1, plan_text
+    # one column looked up: b's (the fold of b reads no other field of the newer version)
+    arrays = set(re.findall(r"LocalTableScan \[(__sl_v\d+)", plan_text))
+    lookups = plan_text.count(lookup.UDF_NAME + "(")
+    assert (len(arrays), lookups) == ((0, 1) if tested_by == "jvm" else (1, 0)), plan_text
     expected = merge_read(plan, spark, how="shuffle").select("id", "b")
     assert sorted(query.collect()) == sorted(expected.collect())
     assert _rows(t.read()) == _rows(merge_read(plan, spark, how="shuffle"))
@@ -275,26 +278,36 @@ def test_a_narrow_query_of_pairs_reads_only_its_columns(spark: Any, tmp_path: Pa
     assert _rows(point) == {2: _rows(merge_read(plan, spark, how="shuffle"))[2]}
 
 
-def test_pair_lookups_return_every_atomic_type_as_it_is(spark: Any, tmp_path: Path) -> None:
-    """Issue 25: the newer versions of a ``pair`` merge go to Spark as arrays (through Arrow
-    on the driver): every atomic type comes back exactly as every version merged reads it,
-    NaN, -0.0, NULL, the decimal's scale and the timestamp's microseconds included."""
+@pytest.mark.parametrize("wide", [False, True])
+def test_pair_lookups_return_every_atomic_type_as_it_is(spark: Any, tmp_path: Path,
+                                                        tested_by: str, wide: bool) -> None:
+    """Issue 25: the newer versions of a ``pair`` merge go to Spark through Arrow on the
+    driver, then into the JVM's ``NewerValues`` (``jvm``) or into arrays (``expressions``;
+    in the JVM too where a decimal is ``wide``, past 18 digits): every atomic type comes
+    back exactly as every version merged reads it, NaN, -0.0, NULL, the decimal's scale and
+    the timestamp's microseconds included."""
     wh = sl.Warehouse(tmp_path, spark=spark)
-    cols = ("b BOOLEAN, t TINYINT, s SMALLINT, f FLOAT, d DOUBLE, m DECIMAL(20, 3), "
+    m = "DECIMAL(20, 3)" if wide else "DECIMAL(18, 3)"
+    cols = (f"b BOOLEAN, t TINYINT, s SMALLINT, i INT, f FLOAT, d DOUBLE, m {m}, "
             "dt DATE, ts TIMESTAMP, tz TIMESTAMP_LTZ, bin BINARY, u STRING")
     wh.sql(f"""
         CREATE TABLE p (id INT NOT NULL, {cols}, PRIMARY KEY (id) NOT ENFORCED)
           TBLPROPERTIES ('bucket' = '1', 'merge-engine' = 'partial-update')""")
     wh.sql("INSERT INTO p VALUES " + ", ".join(
-        f"({i}, true, 1, 2, 1.5, 2.5, 1.125, DATE '2020-01-01', "
+        f"({i}, true, 1, 2, 3, 1.5, 2.5, 1.125, DATE '2020-01-01', "
         f"TIMESTAMP '2020-01-01 00:00:00', TIMESTAMP '2020-01-01 00:00:00', X'00', 'old{i}')"
-        for i in range(6)))
-    wh.sql("""INSERT INTO p VALUES
-        (1, false, -128, -32768, CAST('NaN' AS FLOAT), -0.0, 12345678901234567.891,
+        for i in range(8)))
+    big = "12345678901234567.891" if wide else "-999999999999999.999"
+    wh.sql(f"""INSERT INTO p VALUES
+        (1, false, -128, -32768, -2147483648, CAST('NaN' AS FLOAT), -0.0, {big},
          DATE '1969-12-31', TIMESTAMP '1969-12-31 23:59:59.999999',
          TIMESTAMP '2262-04-11 23:47:16.854775', X'FF00', 'ünï'),
-        (4, NULL, NULL, NULL, NULL, CAST('-Infinity' AS DOUBLE), -0.001, NULL, NULL, NULL,
-         NULL, '')""")
+        (4, NULL, NULL, NULL, NULL, NULL, CAST('-Infinity' AS DOUBLE), -0.001, NULL, NULL,
+         NULL, NULL, ''),
+        (6, true, 127, 32767, 2147483647, -0.0, 1e308, 999999999999999.999,
+         DATE '0001-01-01', TIMESTAMP '1000-01-01 00:00:00.000001',
+         TIMESTAMP '1900-01-01 00:00:00.5',
+         X'', 'x')""")
     t = wh.table("p")
     plan = t.read_plan()
     [p] = plans_of(plan, merge_input(plan).opts)
@@ -302,6 +315,9 @@ def test_pair_lookups_return_every_atomic_type_as_it_is(spark: Any, tmp_path: Pa
     df = t.read()
     plan_text = df._jdf.queryExecution().executedPlan().toString()
     assert "__sl_rank" in plan_text and "Join" not in plan_text
+    in_jvm = tested_by == "jvm" and not wide
+    assert (lookup.UDF_NAME in plan_text) == in_jvm, plan_text
+    assert ("__sl_v" in plan_text) != in_jvm, plan_text  # the arrays, in subqueries
     expected = merge_read(plan, spark, how="shuffle")
     assert sorted(map(repr, df.collect())) == sorted(map(repr, expected.collect()))
     assert repr(_rows(df)[1]).count("nan") == 1  # the NaN came back a NaN
@@ -331,8 +347,10 @@ def test_pair_lookups_of_a_nested_column_join_instead(spark: Any, tmp_path: Path
 
 @pytest.mark.parametrize("engine", ["partial-update", "aggregation"])
 def test_pair_lookups_past_the_subquery_bound_broadcast_their_frame(
-        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str) -> None:
-    """Issue 25: past ``lookup.MAX_BYTES`` the arrays go to Spark in their one-row frame,
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str,
+        by_expressions: str) -> None:
+    """Issue 25: by Spark expressions (no JVM class), past ``lookup.MAX_BYTES`` the arrays
+    go to Spark in their one-row frame,
     broadcast and joined to every base row (no scalar subquery, whose value every task
     deserializes), and a query of one column reads only its array; past
     ``BROADCAST_BYTES`` the newer rows are joined by key. Each read is every version

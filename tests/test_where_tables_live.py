@@ -227,20 +227,34 @@ def test_primary_key_table(remote_spark: Any, tmp_path: Path) -> None:
         assert {bucket_of([k], [BIGINT(False)], 2) for k in keys} == {f.bucket}
 
 
-@pytest.mark.parametrize("arrays", ["subqueries", "broadcast"])
+@pytest.mark.parametrize("held", ["jvm", "subqueries", "broadcast"])
 def test_partial_update_pairs_on_the_remote_session(remote_spark: Any, tmp_path: Path,
-                                                    arrays: str,
+                                                    held: str, remote_kind: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 25: a partial-update read whose newer versions are looked up in arrays (sent to
-    the session through Arrow, in scalar subqueries or, past their bound, in a broadcast
-    frame Spark caches) reads the same rows twice (the second time from the session's
-    cache) on a cluster and over Spark Connect."""
+    """Issue 25: a partial-update read whose newer versions are looked up by rank — in the
+    JVM (``NewerValues``, compiled by the driver, its jar fetched by the executors, its
+    values broadcast; over Connect, where the client has no JVM, in arrays) or in arrays
+    (sent to the session through Arrow, in scalar subqueries or, past their bound, in a
+    broadcast frame Spark caches) — reads the same rows twice (the second time from the
+    session's cache) on a cluster and over Spark Connect."""
+    from schemalab.engine import jvm_udfs
+    from schemalab.engine.merge import lookup
+
+    if held == "broadcast":
+        monkeypatch.setattr(lookup, "MAX_BYTES", 1)
+    if held != "jvm":
+        remote_spark.conf.set(jvm_udfs.ENABLED, "false")
+    try:
+        _read_pairs(remote_spark, tmp_path, held == "jvm" and remote_kind != "connect",
+                    held == "broadcast")
+    finally:
+        remote_spark.conf.unset(jvm_udfs.ENABLED)
+
+
+def _read_pairs(remote_spark: Any, tmp_path: Path, in_jvm: bool, broadcast: bool) -> None:
     import schemalab as sl
     from schemalab.engine.merge import lookup
     from schemalab.engine.merge.keyed_read import merge_input, plans_of
-
-    if arrays == "broadcast":
-        monkeypatch.setattr(lookup, "MAX_BYTES", 1)
 
     wh = sl.Warehouse(tmp_path / "wh", spark=remote_spark)
     wh.sql("""
@@ -255,7 +269,8 @@ def test_partial_update_pairs_on_the_remote_session(remote_spark: Any, tmp_path:
     expected = [(1, "a1", 1), (2, "a2", 20), (3, "x3", 30), (64, "x64", 64)]
     assert _rows(t.read()) == expected
     assert _rows(t.read()) == expected
-    if arrays == "broadcast":
+    assert (lookup.UDF_NAME in _plan_text(t.read())) == in_jvm
+    if broadcast:
         assert "BroadcastNestedLoopJoin" in _plan_text(t.read())
 
 

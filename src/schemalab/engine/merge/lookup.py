@@ -1,33 +1,38 @@
-"""The newer version of a key as array lookups, for ``pair`` buckets (see
+"""The newer version of a key as lookups by rank, for ``pair`` buckets (see
 :mod:`schemalab.engine.merge.runs`): no hash join, hash table or shuffle.
 
 In a ``pair`` bucket a key has at most two versions, the base's and a newer one, and the
-newer files are few. Their rows are read once (evolved by Spark like any scan), sorted by
-key on the driver and sent back as one ARRAY per column in a one-row frame; a base row
-finds its key's newer version at the key's *rank* among the newer keys — which the bitmap
-of those keys already answers: the set bits before the key's bit, counted as the set bits
-of the words before its word (an array of running counts, one per 64 keys) plus those
-below it in its own word (``bit_count``). Every array sits in a scalar subquery (past
-:data:`MAX_BYTES`, in a broadcast frame: below), so the lookups run in the base scan's own
-generated code, and a query of two columns looks up two arrays: Spark prunes the others.
+newer files are few. Their rows are read once (evolved by Spark like any scan) and sorted
+by key on the driver; a base row finds its key's newer version at the key's *rank* among
+the newer keys — which the bitmap of those keys already answers: the set bits before the
+key's bit, counted as the set bits of the words before its word (an array of running
+counts, one per 64 keys) plus those below it in its own word (``bit_count``). The rank is
+a column of the base scan's own generated code; each newer value is looked up at it, once
+per row that has one, in a column of its own that a query which does not read it prunes.
 
-Measured (``bench/merge_read.py``, partial-update, 3M rows, a tenth of the keys newer,
-quiet machine): the broadcast left join ran the narrow query in 0.40 s against a plain
-read's 0.18 s; the lookups in 0.22 s.
+Where the values are held:
 
-The frame is kept per session (the files never change): a second read of the same files
-sends nothing. It is used only where it is known to round-trip exactly (atomic types
-through Arrow) and stays within :data:`BROADCAST_BYTES`; otherwise the caller joins. Past
-:data:`MAX_BYTES` the arrays do not go in scalar subqueries, whose values Spark puts in
-every task (each task deserializes its own copy), but in the one-row frame itself,
-broadcast and cross-joined to the base: each executor holds one copy, and Spark caches the
-frame's rows (memory only) rather than converting every array from Arrow for each query;
-the cache is let go when the session's cache of frames drops the frame. Measured
-(2026-11-29, partial-update, 30M rows, 3M newer rows: 111 MB of arrays; local[2], 2 GB
-heap): in scalar subqueries the full query ran out of heap while Spark serialized its
-tasks; broadcast, it took 1.48x a plain read (the broadcast join of the newer rows: 1.71x)
-and the narrow query 1.37x (not cached: 1.73x; the join: 2.9-3.6x). Below the bound the
-subqueries stay: at 10M rows the broadcast frame was no faster.
+- on a classic session, in the JVM: ``NewerValues`` (``src/schemalab/jvm/``,
+  :mod:`schemalab.engine.jvm_udfs`) holds each column in a primitive array, one broadcast
+  per executor for all of them, and a UDF per column looks a value up;
+- else (Spark Connect, a decimal of more than 18 digits, ``spark.schemalab.jvm.enabled``
+  false), as one ARRAY per column in a one-row frame: in scalar subqueries (each task gets
+  them all), or past :data:`MAX_BYTES` in the frame itself, broadcast and cross-joined to
+  the base (one copy per executor), its rows cached by Spark (memory only) rather than
+  converted from Arrow for each query; the cache is let go when the session's cache of
+  frames drops the frame.
+
+Measured (``bench/merge_read.py``'s layout a, 30M rows, 3M newer rows, one process, 5
+interleaved rounds, load 2.4–2.5; merge/plain wall): partial-update narrow / full 1.02 /
+1.07 in the JVM against 1.87 / 1.67 in the cross-joined arrays, aggregation 1.33 / 1.28
+against 2.06 / 1.41. The cross join alone cost a third of a plain read: every base row
+passes through it. At 10M rows (arrays in subqueries) partial-update's narrow query took
+0.96x a plain read in the JVM, 1.18x in arrays. Before the arrays, a broadcast left join
+of the newer rows ran the narrow query at 3M rows in 2.2x a plain read; the arrays, 1.2x.
+
+The values are kept per session (the files never change): a second read of the same files
+sends nothing. They are used only where they are known to round-trip exactly (atomic types
+through Arrow) and stay within :data:`BROADCAST_BYTES`; otherwise the caller joins.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from schemalab.engine import jvm_udfs
 from schemalab.engine.deletes import array_scalar, bit_position, bitmap_words
 from schemalab.engine.merge.function import Fold, MergeInput, folded_two_inserts
 from schemalab.engine.merge.keyset import KeyBitmap
@@ -46,6 +52,7 @@ from schemalab.engine.session_cache import Releasable, hold, local_frame, sessio
 from schemalab.engine.spark_reader import quote
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import types as st
 
@@ -55,6 +62,16 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_BYTES = 64 << 20
 BROADCAST_BYTES = 128 << 20
 _KEY = "__sl_lookup_key"
+_NEWER_VALUES = "NewerValues"
+#: a lookup's name in Spark's plans
+UDF_NAME = "schemalab_newer_value"
+#: some of the kinds of column ``NewerValues`` holds (``_jvm_kind`` has them all)
+_BOOLEAN, _STRING, _BINARY, _DATE, _DECIMAL = 0, 7, 8, 9, 12
+#: each fixed-width kind's values as the payload holds them: numpy's little-endian type,
+#: and the integer Arrow gives a date's days or a timestamp's microseconds as
+_JVM_NUMPY = {0: "u1", 1: "<i1", 2: "<i2", 3: "<i4", 4: "<i8", 5: "<f4", 6: "<f8",
+              9: "<i4", 10: "<i8", 11: "<i8"}
+_JVM_ARROW = {9: "int32", 10: "int64", 11: "int64"}
 _RANK = "__sl_rank"
 
 
@@ -63,12 +80,13 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
                spark: SparkSession) -> DataFrame | None:
     """Each row of ``base`` folded with its key's version among ``rest`` (whose keys are
     ``bitmap``'s, each once; neither side retracts) by ``fold``'s ``add`` steps, looked up
-    in arrays: the fields read, ``__sl_seq``, ``__sl_kind``. None where the lookup does
-    not apply (a type outside :func:`_round_trips`, more than :data:`MAX_BYTES`, or keys
-    that are not the bitmap's): the caller joins.
+    by rank (in the JVM or in arrays: see the module's docstring): the fields read,
+    ``__sl_seq``, ``__sl_kind``. None where the lookup does not apply (a type outside
+    :func:`_round_trips`, more than :data:`BROADCAST_BYTES`, or keys that are not the
+    bitmap's): the caller joins.
 
-    What is built — the arrays and every expression of the fold — is kept for the session
-    with the arrays (the same files, table schema and session time zone): a later read of
+    What is built — the values and every expression of the fold — is kept for the session
+    with the values (the same files, table schema and session time zone): a later read of
     the same files builds nothing, as each call into Spark to build an expression costs the
     driver about a quarter of a millisecond, and a fold takes hundreds."""
     from pyspark.sql import functions as F
@@ -86,35 +104,42 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
         hold(hit[0])
         built = cast("_Built", hit[1])
     else:
-        arrays = _arrays(rest, m.keys[0], columns, bitmap, spark)
-        if arrays is None:
+        rows = _newer_rows(rest, m.keys[0], columns, bitmap)
+        if rows is None:
             return None
-        nbytes, frame = arrays
-        # past MAX_BYTES the frame is broadcast and its row joined to every base row; Spark
-        # caches its rows (else each query converts every array from Arrow again: 0.3 s of
-        # a 1.4 s narrow query at 3M newer rows), and may drop them when short of memory
-        broadcast = _cached(frame) if nbytes > MAX_BYTES else None
-        looked = [F.col(_column(i)) if broadcast is not None else
-                  frame.select(F.col(_column(i))).scalar() for i in range(len(columns))]
+        schema = {f.name: f.dataType for f in rest.schema.fields}
+        types = [schema[c] for c in columns]
         # whether the key has a newer version, and its rank: once per row, in a column each
         # lookup reads
         rank = F.when(bitmap.test(spark), rank_of(bitmap, spark))
-        newer = {c: F.element_at(array, F.col(_RANK))
-                 for c, array in zip(columns, looked, strict=True)}
-        built = _Built(rank, folded_two_inserts(m, fold, newer, F.col(_RANK).isNotNull()),
-                       broadcast)
-        frames.put(digest, (nbytes, built))
+        looked = _in_jvm(rows, types, m.table, spark)
+        broadcast = None
+        if looked is None:
+            looked, broadcast = _in_arrays(rows, types, spark)
+        # each newer value in a column of its own, looked up once where the row has a
+        # newer version (a fold reads a value up to six times); a query's unread columns
+        # are pruned, lookups and all
+        present = F.col(_RANK).isNotNull()
+        newer = {c: F.when(present, v).alias(_newer(i))
+                 for i, (c, v) in enumerate(zip(columns, looked, strict=True))}
+        built = _Built(rank, list(newer.values()), folded_two_inserts(
+            m, fold, {c: F.col(_newer(i)) for i, c in enumerate(columns)}, present),
+            broadcast)
+        frames.put(digest, (rows.nbytes, built))
     if built.broadcast is not None:
         base = base.crossJoin(F.broadcast(built.broadcast))
-    return base.select("*", built.rank.alias(_RANK)).select(*built.results)
+    return base.select("*", built.rank.alias(_RANK)).select("*", *built.newer).select(
+        *built.results)
 
 
 @dataclass(frozen=True, eq=False)  # Spark's columns compare as expressions, not values
 class _Built(Releasable):
-    """What :func:`fold_newer` built, kept for the session: the rank, the fold's result
-    columns and the broadcast frame of arrays (None: the arrays are in subqueries)."""
+    """What :func:`fold_newer` built, kept for the session: the rank, the newer values, the
+    fold's result columns and the broadcast frame of arrays (None: the arrays are in
+    subqueries, or the values in the JVM)."""
 
     rank: Column
+    newer: list[Column]
     results: list[Column]
     broadcast: DataFrame | None
 
@@ -131,15 +156,13 @@ def _cached(frame: DataFrame) -> DataFrame:
     return frame.persist(StorageLevel.MEMORY_ONLY)
 
 
-def _arrays(rest: DataFrame, key: str, columns: Sequence[str], bitmap: KeyBitmap,
-            spark: SparkSession) -> tuple[int, DataFrame] | None:
-    """(bytes, a one-row frame of each of ``columns`` of ``rest`` as an array in key order,
-    column ``__sl_v<i>`` for the i-th); None where they cannot be (see
-    :func:`fold_newer`)."""
+def _newer_rows(rest: DataFrame, key: str, columns: Sequence[str], bitmap: KeyBitmap
+                ) -> pa.Table | None:
+    """``columns`` of ``rest`` in key order (column ``__sl_v<i>`` for the i-th), each of
+    ``bitmap``'s keys once; None where they cannot be looked up (see :func:`fold_newer`)."""
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import functions as F
-    from pyspark.sql import types as st
 
     schema = {f.name: f.dataType for f in rest.schema.fields}
     if not all(_round_trips(schema[c]) for c in columns):
@@ -154,17 +177,111 @@ def _arrays(rest: DataFrame, key: str, columns: Sequence[str], bitmap: KeyBitmap
         return None  # not each of the bitmap's keys once: the caller joins
     if rows.nbytes > BROADCAST_BYTES:
         return None  # the driver would hold too much
-    rows = rows.take(pa.array(order))
+    return rows.drop_columns([_KEY]).take(pa.array(order))
+
+
+def _in_arrays(rows: pa.Table, types: Sequence[st.DataType], spark: SparkSession
+               ) -> tuple[list[Column], DataFrame | None]:
+    """Each column of ``rows`` as ``element_at`` of an ARRAY at the row's rank: the arrays
+    in scalar subqueries, or past :data:`MAX_BYTES` in a one-row frame (returned) that
+    Spark caches, to be cross-joined to the base."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as st
+
     offsets = pa.array([0, rows.num_rows], pa.int32())
-    table = pa.table({_column(i): pa.ListArray.from_arrays(
-        offsets, rows.column(_column(i)).combine_chunks()) for i in range(len(columns))})
-    return rows.nbytes, local_frame(spark, table, st.StructType([
-        st.StructField(_column(i), st.ArrayType(schema[c], True), True)
-        for i, c in enumerate(columns)]))
+    names = [_column(i) for i in range(len(types))]
+    frame = local_frame(spark, pa.table({n: pa.ListArray.from_arrays(
+        offsets, rows.column(n).combine_chunks()) for n in names}), st.StructType([
+            st.StructField(n, st.ArrayType(t, True), True) for n, t in zip(names, types,
+                                                                           strict=True)]))
+    # past MAX_BYTES the frame is broadcast and its row joined to every base row; Spark
+    # caches its rows (else each query converts every array from Arrow again: 0.3 s of a
+    # 1.4 s narrow query at 3M newer rows), and may drop them when short of memory
+    broadcast = _cached(frame) if rows.nbytes > MAX_BYTES else None
+    arrays = [F.col(n) if broadcast is not None else frame.select(F.col(n)).scalar()
+              for n in names]
+    return [F.element_at(array, F.col(_RANK)) for array in arrays], broadcast
+
+
+def _in_jvm(rows: pa.Table, types: Sequence[st.DataType], table: str,
+            spark: SparkSession) -> list[Column] | None:
+    """Each column of ``rows`` looked up at the row's rank by ``NewerValues``
+    (:mod:`schemalab.engine.jvm_udfs`), which holds them in primitive arrays, one broadcast
+    per executor; None where that class is not available or a type is not one it holds."""
+    import struct
+
+    from pyspark.sql import functions as F
+
+    kinds = [_jvm_kind(t) for t in types]
+    cls = jvm_udfs.udf_class(spark, _NEWER_VALUES)
+    if cls is None or None in kinds:
+        return None
+    parts = [jvm_udfs.text(table), struct.pack("<ii", rows.num_rows, len(types))]
+    for i, (t, kind) in enumerate(zip(types, kinds, strict=True)):
+        parts.extend(_jvm_column(rows.column(_column(i)).combine_chunks(), t, cast(int, kind)))
+    values = jvm_udfs.instance(spark, cls, b"".join(parts))
+    column = values.column  # type: ignore[attr-defined]
+    return [jvm_udfs.call(spark, jvm_udfs.udf(spark, UDF_NAME, column(i), t), F.col(_RANK))
+            for i, t in enumerate(types)]
+
+
+def _jvm_kind(t: st.DataType) -> int | None:
+    """The kind of column ``NewerValues`` holds values of Spark type ``t`` in (see its
+    source); None for none."""
+    from pyspark.sql import types as st
+
+    if isinstance(t, st.DecimalType):
+        return _DECIMAL if t.precision <= 18 else None
+    kinds = (st.BooleanType, st.ByteType, st.ShortType, st.IntegerType, st.LongType,
+             st.FloatType, st.DoubleType, st.StringType, st.BinaryType, st.DateType,
+             st.TimestampType, st.TimestampNTZType)  # in the order of their numbers
+    return next((k for k, of in enumerate(kinds) if isinstance(t, of)), None)
+
+
+def _jvm_column(values: pa.Array, t: st.DataType, kind: int) -> list[bytes]:
+    """The payload of one ``NewerValues`` column (see its constructor): its kind, precision
+    and scale, its validity bits where it holds a NULL, then its values."""
+    import struct
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark.sql import types as st
+
+    n = len(values)
+    precision, scale = (t.precision, t.scale) if isinstance(t, st.DecimalType) else (0, 0)
+    parts = [struct.pack("<iiii", kind, precision, scale, 1 if values.null_count else 0)]
+    if values.null_count:
+        valid = values.is_valid().to_numpy(zero_copy_only=False)
+        parts.append(np.packbits(valid, bitorder="little").tobytes())
+    if kind in (_STRING, _BINARY):
+        data = pc.fill_null(values.cast(pa.binary()), b"")
+        ends = np.frombuffer(data.buffers()[1], dtype="<i4")[data.offset:data.offset + n + 1]
+        first, last = int(ends[0]), int(ends[-1])
+        body = data.buffers()[2]
+        parts += [(ends - first).astype("<i4").tobytes(),
+                  b"" if body is None else memoryview(body)[first:last].tobytes()]
+    elif kind == _DECIMAL:
+        # the unscaled value: the low 64 bits of each little-endian 128-bit decimal
+        words = np.frombuffer(values.buffers()[1], dtype="<i8")
+        parts.append(words[2 * values.offset:2 * (values.offset + n):2].tobytes())
+    else:
+        if pa.types.is_timestamp(values.type) and values.type.unit != "us":
+            raise AssertionError(f"Spark's Arrow timestamps are in microseconds, not "
+                                 f"{values.type.unit}")
+        numbers = values.cast(_JVM_ARROW[kind]) if kind >= _DATE else values
+        filled = pc.fill_null(numbers, False if kind == _BOOLEAN else 0)
+        parts.append(filled.to_numpy(zero_copy_only=False).astype(_JVM_NUMPY[kind]).tobytes())
+    return parts
 
 
 def _column(i: int) -> str:
     return f"__sl_v{i}"
+
+
+def _newer(i: int) -> str:
+    return f"__sl_newer{i}"
 
 
 def rank_of(bitmap: KeyBitmap, spark: SparkSession) -> Column:
