@@ -323,6 +323,20 @@ def test_pair_lookups_return_every_atomic_type_as_it_is(spark: Any, tmp_path: Pa
     assert repr(_rows(df)[1]).count("nan") == 1  # the NaN came back a NaN
 
 
+def test_newer_values_go_to_the_jvm_only_as_it_holds_them_exactly() -> None:
+    """``NewerValues`` holds a decimal as its unscaled LONG (18 digits at most) and a
+    timestamp as microseconds; anything else is looked up in arrays."""
+    import pyarrow as pa
+    from pyspark.sql import types as st
+
+    assert lookup._jvm_kind(st.TimestampType(), pa.timestamp("us", "UTC")) is not None
+    assert lookup._jvm_kind(st.TimestampType(), pa.timestamp("ns", "UTC")) is None
+    assert lookup._jvm_kind(st.DecimalType(18, 2), pa.decimal128(18, 2)) is not None
+    assert lookup._jvm_kind(st.DecimalType(19, 2), pa.decimal128(19, 2)) is None
+    assert lookup._jvm_kind(st.ArrayType(st.IntegerType()), pa.list_(pa.int32())) is None
+    assert lookup._jvm_kind(st.StringType(), pa.large_string()) is not None
+
+
 def test_pair_lookups_of_a_nested_column_join_instead(spark: Any, tmp_path: Path) -> None:
     """A column of a nested type is not sent through Arrow in an array: the newer versions
     are joined, with the rows every version merged gives."""

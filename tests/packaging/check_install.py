@@ -27,10 +27,11 @@ def main() -> None:
               DELETE FROM accounts WHERE id = 1""")
     rows = sorted(tuple(r) for r in wh.sql("SELECT * FROM accounts").collect())
     assert rows == [(2, "bo", 250)], rows
-    # the JVM's row filter is compiled from the package's own Java source (package data)
-    from schemalab.engine import kept_rows
+    # the JVM's classes are compiled from the package's own Java sources (package data)
+    from schemalab.engine import jvm_udfs
 
-    assert kept_rows.available(wh.spark), "the JVM's row filter did not build"
+    for name in ("KeptRows", "NewerValues"):
+        assert jvm_udfs.udf_class(wh.spark, name) is not None, f"{name} did not build"
     print("ok", wh.table("accounts").history().to_json()["snapshots"][-1]["id"])
     importlib.import_module("schemalab.widgets")  # the runtime deps hold the widget stack
     print("widgets ok")

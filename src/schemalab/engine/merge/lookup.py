@@ -213,7 +213,7 @@ def _in_jvm(rows: pa.Table, types: Sequence[st.DataType], table: str,
 
     from pyspark.sql import functions as F
 
-    kinds = [_jvm_kind(t) for t in types]
+    kinds = [_jvm_kind(t, rows.column(_column(i)).type) for i, t in enumerate(types)]
     cls = jvm_udfs.udf_class(spark, _NEWER_VALUES)
     if cls is None or None in kinds:
         return None
@@ -226,11 +226,14 @@ def _in_jvm(rows: pa.Table, types: Sequence[st.DataType], table: str,
             for i, t in enumerate(types)]
 
 
-def _jvm_kind(t: st.DataType) -> int | None:
-    """The kind of column ``NewerValues`` holds values of Spark type ``t`` in (see its
-    source); None for none."""
+def _jvm_kind(t: st.DataType, arrow: pa.DataType) -> int | None:
+    """The kind of column ``NewerValues`` holds values of Spark type ``t`` (``arrow`` in
+    Arrow) in (see its source); None for none."""
+    import pyarrow as pa
     from pyspark.sql import types as st
 
+    if pa.types.is_timestamp(arrow) and arrow.unit != "us":
+        return None  # Spark gives microseconds; anything else goes to the arrays
     if isinstance(t, st.DecimalType):
         return _DECIMAL if t.precision <= 18 else None
     kinds = (st.BooleanType, st.ByteType, st.ShortType, st.IntegerType, st.LongType,
@@ -267,9 +270,6 @@ def _jvm_column(values: pa.Array, t: st.DataType, kind: int) -> list[bytes]:
         words = np.frombuffer(values.buffers()[1], dtype="<i8")
         parts.append(words[2 * values.offset:2 * (values.offset + n):2].tobytes())
     else:
-        if pa.types.is_timestamp(values.type) and values.type.unit != "us":
-            raise AssertionError(f"Spark's Arrow timestamps are in microseconds, not "
-                                 f"{values.type.unit}")
         numbers = values.cast(_JVM_ARROW[kind]) if kind >= _DATE else values
         filled = pc.fill_null(numbers, False if kind == _BOOLEAN else 0)
         parts.append(filled.to_numpy(zero_copy_only=False).astype(_JVM_NUMPY[kind]).tobytes())
