@@ -104,11 +104,11 @@ def fold_newer(base: DataFrame, rest: DataFrame, m: MergeInput, fold: Fold,
         hold(hit[0])
         built = cast("_Built", hit[1])
     else:
-        rows = _newer_rows(rest, m.keys[0], columns, bitmap)
-        if rows is None:
-            return None
         schema = {f.name: f.dataType for f in rest.schema.fields}
         types = [schema[c] for c in columns]
+        rows = _newer_rows(rest, m.keys[0], columns, types, bitmap)
+        if rows is None:
+            return None
         # whether the key has a newer version, and its rank: once per row, in a column each
         # lookup reads
         rank = F.when(bitmap.test(spark), rank_of(bitmap, spark))
@@ -156,16 +156,16 @@ def _cached(frame: DataFrame) -> DataFrame:
     return frame.persist(StorageLevel.MEMORY_ONLY)
 
 
-def _newer_rows(rest: DataFrame, key: str, columns: Sequence[str], bitmap: KeyBitmap
-                ) -> pa.Table | None:
-    """``columns`` of ``rest`` in key order (column ``__sl_v<i>`` for the i-th), each of
-    ``bitmap``'s keys once; None where they cannot be looked up (see :func:`fold_newer`)."""
+def _newer_rows(rest: DataFrame, key: str, columns: Sequence[str],
+                types: Sequence[st.DataType], bitmap: KeyBitmap) -> pa.Table | None:
+    """``columns`` of ``rest`` (of Spark ``types``) in key order (column ``__sl_v<i>`` for
+    the i-th), each of ``bitmap``'s keys once; None where they cannot be looked up (see
+    :func:`fold_newer`)."""
     import numpy as np
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    schema = {f.name: f.dataType for f in rest.schema.fields}
-    if not all(_round_trips(schema[c]) for c in columns):
+    if not all(_round_trips(t) for t in types):
         return None
     rows = rest.select(F.col(quote(key)).alias(_KEY),
                        *[F.col(quote(c)).alias(_column(i)) for i, c in enumerate(columns)]
