@@ -227,9 +227,7 @@ def test_paired_versions_fold_as_every_version_merged(spark: Any, tmp_path: Path
         return
     assert _rows(wh.table("q").read()) == expected
     # a writer that records no -U/-D count (None): the retractions are still dropped
-    unrecorded = dataclasses.replace(plan, groups=tuple(
-        dataclasses.replace(g, files=tuple(dataclasses.replace(f, delete_row_count=None)
-                                           for f in g.files)) for g in plan.groups))
+    unrecorded = plan.map_files(lambda f: dataclasses.replace(f, delete_row_count=None))
     assert _rows(merge_read(unrecorded, spark)) == expected
 
 

@@ -125,11 +125,9 @@ def test_deletion_vectors_beside_superseded_rows(spark: Any, tmp_path: Path,
     dv: dict[str, list[int]] = {}
     for f in files:  # the first two and the last row of each file (keys are sorted)
         dv[f.path] = sorted({0, 1, f.row_count - 1})
-    deleted = dataclasses.replace(plan, groups=tuple(dataclasses.replace(g, files=tuple(
-        dataclasses.replace(f, deletes=(PositionDeletes(
-            "deletion vector", f.path + ".dv", len(dv[f.path]),
-            load=lambda p=dv[f.path]: np.array(p, np.int64)),)) for f in g.files))
-        for g in plan.groups))
+    deleted = plan.map_files(lambda f: dataclasses.replace(f, deletes=(PositionDeletes(
+        "deletion vector", f.path + ".dv", len(dv[f.path]),
+        load=lambda p=dv[f.path]: np.array(p, np.int64)),)))
     for engine in ("deduplicate", "first-row"):
         p = _as(deleted, engine)
         assert {b.strategy for b in plans_of(p, merge_input(p).opts)} == {"superseded"}

@@ -30,8 +30,7 @@ def main() -> None:
     # the JVM's classes are compiled from the package's own Java sources (package data)
     from schemalab.engine import jvm_udfs
 
-    for name in ("KeptRows", "NewerValues"):
-        assert jvm_udfs.udf_class(wh.spark, name) is not None, f"{name} did not build"
+    assert jvm_udfs.missing(wh.spark) == [], jvm_udfs.missing(wh.spark)
     print("ok", wh.table("accounts").history().to_json()["snapshots"][-1]["id"])
     importlib.import_module("schemalab.widgets")  # the runtime deps hold the widget stack
     print("widgets ok")

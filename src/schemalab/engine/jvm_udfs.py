@@ -63,6 +63,12 @@ def udf_class(spark: SparkSession, name: str) -> object | None:
     return classes.get(name)
 
 
+def missing(spark: SparkSession) -> list[str]:
+    """The package's classes (``src/schemalab/jvm/*.java``) that ``spark`` has not built:
+    all of them where it cannot (see :func:`udf_class`)."""
+    return [name for name in _sources() if udf_class(spark, name) is None]
+
+
 def instance(spark: SparkSession, cls: object, payload: bytes) -> object:
     """A new ``cls(JavaSparkContext, path)``, its constructor reading ``payload`` from the
     file at ``path`` (removed after)."""
