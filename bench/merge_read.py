@@ -290,11 +290,11 @@ def _report(rows: int, engine: str, layout: str, query: str, info: dict[str, Any
         return statistics.median(getattr(c[name], what))
 
     target = TARGETS.get(engine, TARGET)
-    pairs = [("merge", "plain", "")] + [
-        (a, b, f"  {a}" if b != "plain-built" else "  merge / plain-built")
-        for a, b in (("merge", "plain-built"), ("merge-shuffle", "plain"),
-                     ("merge-before", "plain"), ("compacted", "plain-compacted"))
-        if a in c and b in c]
+    pairs = [(a, b, label) for a, b, label in (
+        ("merge", "plain", ""), ("merge", "plain-built", "  merge / plain-built"),
+        ("merge-shuffle", "plain", "  merge-shuffle"),
+        ("merge-before", "plain", "  merge-before"),
+        ("compacted", "plain-compacted", "  compacted")) if a in c and b in c]
     for a, b, label in pairs:
         ratio, cr = m(a) / m(b), m(a, "cpu") / m(b, "cpu")
         flag = "ok" if ratio <= target else f">{target}"
