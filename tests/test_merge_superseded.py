@@ -176,12 +176,15 @@ def test_partitioned_tables_walk_each_bucket_by_its_own_key(
         spark: Any, tmp_path: Path, tested_by: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both partitions hold keys 0-11: by key, their buckets' winning runs are two arrays
     (domains), each bucket's rows tested against its own."""
-    from schemalab.engine import kept_rows
-
     domains: list[int] = []
-    key_filter = kept_rows.key_filter
-    monkeypatch.setattr(kept_rows, "key_filter", lambda spark, first, ds, *a: (
-        domains.append(len(ds)), key_filter(spark, first, ds, *a))[1])
+    winning_runs = sup._winning_runs
+
+    def counted(*a: Any) -> Any:
+        found = winning_runs(*a)
+        domains.append(len(found[0]))
+        return found
+
+    monkeypatch.setattr(sup, "_winning_runs", counted)
     wh = sl.Warehouse(tmp_path, spark=spark)
     wh.sql("CREATE TABLE p (dt STRING NOT NULL, k INT NOT NULL, v STRING, "
            "PRIMARY KEY (dt, k) NOT ENFORCED) PARTITIONED BY (dt) "
@@ -218,8 +221,8 @@ def test_past_the_key_filter_s_bound_positions_are_tested(
 
 def test_the_key_filter_refuses_a_key_the_driver_did_not_read(spark: Any,
                                                               tmp_path: Path) -> None:
-    """A file holding a key outside the span its winning runs cover changed under the read:
-    refused naming the table, never read as some other key's run."""
+    """A file holding a key outside the keys the driver read in it changed under the read:
+    refused naming the table, never read as some other key's version."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
@@ -228,9 +231,9 @@ def test_the_key_filter_refuses_a_key_the_driver_did_not_read(spark: Any,
 
     for name, ks in (("f.parquet", [1, 2, 3]), ("g.parquet", [2, 7])):
         pq.write_table(pa.table({"k": pa.array(ks, pa.int64())}), tmp_path / name)
-    winners = np.array([0, 1, 2, 1, 1], np.uint8)  # keys 0-4: 1 and 3 won by run 1
-    keep = kept_rows.key_filter(spark, 0, [winners], [("f.parquet", 0, 1), ("g.parquet", 0, 2)],
-                                F.col("k"), "db.t")
+    keep = kept_rows.key_filter(spark, [
+        ("f.parquet", np.array([1, 2, 3]), np.array([True, False, True])),
+        ("g.parquet", np.array([2, 4]), np.array([True, True]))], F.col("k"), "db.t")
     assert keep is not None
     f = spark.read.parquet(str(tmp_path / "f.parquet"))
     assert sorted(r.k for r in f.where(keep).collect()) == [1, 3]
@@ -238,6 +241,74 @@ def test_the_key_filter_refuses_a_key_the_driver_did_not_read(spark: Any,
     with pytest.raises(Exception, match="Reading db.t: .*g.parquet holds key 7, which the "
                                         "driver did not read in it"):
         g.where(keep).collect()
+
+
+@pytest.mark.parametrize("kept", [
+    [True, False, True, True, False, False, True, True],    # more kept: the dropped listed
+    [False, False, True, False, False, False, True, False],  # fewer kept: those listed
+    [True] * 8, [False] * 8])
+def test_the_key_filter_keeps_exactly_the_kept_keys(spark: Any, tmp_path: Path,
+                                                    kept: list[bool]) -> None:
+    """Whichever of a file's kept and dropped keys are sent, each row is kept exactly where
+    its key is: read whole, in splits (a row group each, one task each), and with its first
+    row groups skipped by a filter on their statistics (the cursor then starts past
+    them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from schemalab.engine import kept_rows
+
+    keys = np.array([-9, -3, 0, 5, 6, 40, 41, 2**31 - 10])  # the widest span an INT holds
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(pa.table({"k": pa.array(keys)}), path, row_group_size=1)
+    keep = kept_rows.key_filter(spark, [("f.parquet", keys, np.array(kept))], F.col("k"),
+                                "db.t")
+    assert keep is not None
+    want = sorted(int(k) for k, w in zip(keys, kept, strict=True) if w)
+    assert sorted(r.k for r in spark.read.parquet(path).where(keep).collect()) == want
+    assert sorted(r.k for r in spark.read.parquet(path).where((F.col("k") > 5) & keep)
+                  .collect()) == [k for k in want if k > 5]
+    size = (tmp_path / "f.parquet").stat().st_size
+    old = {k: spark.conf.get(k) for k in ("spark.sql.files.maxPartitionBytes",
+                                          "spark.sql.files.openCostInBytes")}
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(size // 8))
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        split = spark.read.parquet(path)
+        assert split.rdd.getNumPartitions() > 2
+        assert sorted(r.k for r in split.where(keep).collect()) == want
+    finally:
+        for k, v in old.items():
+            spark.conf.set(k, v)
+    with pytest.raises(ValueError, match="the keys of g.parquet span more than 2147483648"):
+        kept_rows.key_filter(spark, [("g.parquet", np.array([-10, 2**31 - 10]), np.array(
+            [True, True]))], F.col("k"), "db.t")
+
+
+def test_the_key_filter_s_cursor_finds_keys_read_in_any_order(spark: Any) -> None:
+    """Spark reads a file's rows in order, but where a task read a file's keys going down
+    (its splits in another order), each is still tested against its own: the cursor finds
+    its place again."""
+    from schemalab.engine import jvm_udfs, kept_rows
+
+    if not kept_rows.available(spark):
+        pytest.skip("no JVM filter in this session")
+    base = 2**32  # keys past an INT, so py4j passes them as the Long the UDF is given
+    keys = base + np.array([0, 3, 5, 8, 13, 21])
+    kept = np.array([True, False, True, True, False, True])
+    payload = b"".join([jvm_udfs.text("db.t"), *kept_rows._key_payload(
+        "db.t", [("f.parquet", keys, kept)])])
+    udf = jvm_udfs.instance(spark, jvm_udfs.udf_class(spark, "KeptRows"), payload)
+    holder = spark.sparkContext._jvm.org.apache.spark.rdd.InputFileBlockHolder
+    holder.set("file:/w/f.parquet", 0, 0)
+    try:
+        order = [8, 13, 0, 3, 21, 5, 13, 8, 0]
+        got = [bool(udf.call(base + k)) for k in order]  # type: ignore[attr-defined]
+    finally:
+        holder.unset()
+    of = dict(zip((keys - base).tolist(), kept.tolist(), strict=True))
+    assert got == [of[k] for k in order]
 
 
 @pytest.mark.parametrize(("key_type", "options", "dml"), [

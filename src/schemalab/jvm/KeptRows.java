@@ -5,9 +5,11 @@
  *  - by position: each file's deleted rows as a bitmap of their positions (deletion vectors,
  *    position deletes, rows a merge found superseded); the row's position comes from the
  *    reader's row-index column;
- *  - by key (a merge's superseded rows, schemalab.engine.merge.superseded): each key's
- *    winning run, a byte per key over the key span, and each file's run; a row is kept
- *    where its key's winning run is its file's.
+ *  - by key (a merge's superseded rows, schemalab.engine.merge.superseded): each file's keys
+ *    increase, and the driver sends per file its lowest and highest key and the keys it
+ *    keeps or those it drops (whichever are fewer), in order. Each row's key is met by a
+ *    cursor walking that list forward, so the test reads memory in order (a byte per key of
+ *    the whole key span, 10 MB looked up out of order, took 0.08 s more per 10M rows).
  * Either way the file is the scan's current input file (as input_file_name() gives it),
  * asked once per file. A filter written in Spark expressions must find each row's file
  * through the _metadata struct, which Spark builds for every row.
@@ -25,6 +27,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.Arrays;
 import java.util.HashMap;
 
 import org.apache.spark.api.java.JavaSparkContext;
@@ -34,43 +37,53 @@ import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.unsafe.types.UTF8String;
 
 public final class KeptRows implements UDF1 {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
   private static final int BY_POSITION = 0;
   private static final int BY_KEY = 1;
 
   /**
-   * One copy per executor: {table name, kind, file names, per file its words (by position)
-   * or its run (by key), and by key the key span's first key and each domain's winning runs
-   * with each file's domain}.
+   * One copy per executor: {table name, file names, per file its words} by position; by key
+   * {table name, file names, per file its lowest key, its highest key, whether its listed
+   * keys are the kept ones, and its listed keys as offsets from its lowest}.
    */
   private final Broadcast data;
   private final int kind;
 
   private transient HashMap byName;
-  /** The file being read and what tests its rows, in one object: read and replaced whole. */
+  /**
+   * The file being read and what tests its rows, in one object: replaced whole when the
+   * file changes; by key, its cursor moves on with the rows.
+   */
   private transient Current current;
 
   private static final class Current {
     final UTF8String path;
     final long[] words;
-    final byte run;
-    final byte[] winners;
-    final long first;
+    final long lowest;
+    final long highest;
+    final boolean listedKept;
+    final int[] listed;
+    /** by key: the first listed key not below the last row's, and that row's offset */
+    int at;
+    long last = -1L;
 
-    Current(UTF8String path, long[] words, byte run, byte[] winners, long first) {
+    Current(UTF8String path, long[] words, long lowest, long highest, boolean listedKept,
+        int[] listed) {
       this.path = path;
       this.words = words;
-      this.run = run;
-      this.winners = winners;
-      this.first = first;
+      this.lowest = lowest;
+      this.highest = highest;
+      this.listedKept = listedKept;
+      this.listed = listed;
     }
   }
 
   /**
    * What schemalab (schemalab.engine.kept_rows) wrote to {@code payload}, a little-endian
-   * file: the table's name, the kind, the file count; by position per file its name and
-   * words; by key the first key, the domains (each a length and its bytes), then per file
-   * its name, domain and run. A text or array is its length (bytes or words), then itself.
+   * file: the table's name, the kind, the file count, then per file its name and by
+   * position its words; by key its lowest and highest key, whether the listed keys are
+   * kept (1) or dropped (0), and the listed keys (INTs, offsets from the lowest, in
+   * increasing order). A text or array is its length (bytes or items), then itself.
    */
   public KeptRows(JavaSparkContext jsc, String payload) throws IOException {
     ByteBuffer in = ByteBuffer.wrap(Files.readAllBytes(Paths.get(payload)))
@@ -90,20 +103,20 @@ public final class KeptRows implements UDF1 {
       }
       value = new Object[] {table, names, words};
     } else if (kind == BY_KEY) {
-      long first = in.getLong();
-      byte[][] domains = new byte[in.getInt()][];
-      for (int d = 0; d < domains.length; d++) {
-        domains[d] = new byte[in.getInt()];
-        in.get(domains[d]);
-      }
-      int[] domainOf = new int[files];
-      byte[] runOf = new byte[files];
+      long[] lowest = new long[files];
+      long[] highest = new long[files];
+      boolean[] listedKept = new boolean[files];
+      int[][] listed = new int[files][];
       for (int f = 0; f < files; f++) {
         names[f] = text(in);
-        domainOf[f] = in.getInt();
-        runOf[f] = (byte) in.getInt();
+        lowest[f] = in.getLong();
+        highest[f] = in.getLong();
+        listedKept[f] = in.getInt() != 0;
+        listed[f] = new int[in.getInt()];
+        in.asIntBuffer().get(listed[f]);
+        in.position(in.position() + 4 * listed[f].length);
       }
-      value = new Object[] {table, names, Long.valueOf(first), domains, domainOf, runOf};
+      value = new Object[] {table, names, lowest, highest, listedKept, listed};
     } else {
       throw new IllegalArgumentException("Reading " + table + ": no filter of kind " + kind);
     }
@@ -134,12 +147,25 @@ public final class KeptRows implements UDF1 {
     }
     long v = ((Long) value).longValue();
     if (kind == BY_KEY) {
-      long k = v - file.first;
-      if (k < 0 || k >= file.winners.length) {
+      if (v < file.lowest || v > file.highest) {
         throw new IllegalStateException("Reading " + table() + ": " + path + " holds key "
             + v + ", which the driver did not read in it; the file changed under the read");
       }
-      return file.winners[(int) k] == file.run ? Boolean.TRUE : Boolean.FALSE;
+      long k = v - file.lowest;
+      int[] listed = file.listed;
+      int i = file.at;
+      if (k < file.last) {
+        // a key below the last row's: another split of the file, read after a later one
+        i = Arrays.binarySearch(listed, (int) k);
+        i = i < 0 ? -i - 1 : i;
+      }
+      while (i < listed.length && listed[i] < k) {
+        i++;
+      }
+      file.at = i;
+      file.last = k;
+      boolean isListed = i < listed.length && listed[i] == k;
+      return isListed == file.listedKept ? Boolean.TRUE : Boolean.FALSE;
     }
     long word = v >>> 6;
     // a row past the bitmap's end (a file holding more rows than its manifest says) stays
@@ -185,10 +211,9 @@ public final class KeptRows implements UDF1 {
     }
     int i = f.intValue();
     if (kind == BY_POSITION) {
-      return new Current(path, ((long[][]) value[2])[i], (byte) 0, null, 0L);
+      return new Current(path, ((long[][]) value[2])[i], 0L, 0L, false, null);
     }
-    byte[][] domains = (byte[][]) value[3];
-    return new Current(path, null, ((byte[]) value[5])[i], domains[((int[]) value[4])[i]],
-        ((Long) value[2]).longValue());
+    return new Current(path, null, ((long[]) value[2])[i], ((long[]) value[3])[i],
+        ((boolean[]) value[4])[i], ((int[][]) value[5])[i]);
   }
 }

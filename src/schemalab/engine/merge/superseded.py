@@ -16,7 +16,8 @@ and aggregation read the same way where their merge is the newest version
    :data:`schemalab.engine.merge.keyset.MAX_SPAN` numbers are sorted instead (a stable sort
    of the keys in walk order: the first of each key wins).
 2. On a classic session, the walk's result is each key's winning run (a byte per key of
-   the span) and every row is kept where that run is its file's, tested in the JVM
+   the span): a file keeps the rows whose key its run wins. Each file's kept (or dropped)
+   keys are sent to the JVM, which tests every row by its key
    (:func:`schemalab.engine.kept_rows.key_filter`, :func:`_read_by_winning_run`): the
    scan reads no row position, and a row a deletion vector deletes is simply no version.
    Otherwise (Spark Connect, or past :data:`WINNER_BYTES`) each file is read with its
@@ -295,24 +296,22 @@ def _as_merged(df: DataFrame, opts: MergeOptions) -> DataFrame:
     return df
 
 
-#: the most bytes of winning runs (a byte per key of the span, per domain) the JVM's key
-#: filter is sent; past it the superseded rows are dropped by their positions
+#: the most bytes of winning runs (a byte per key of the span, per domain) the driver holds
+#: to tell each file's kept keys; past it the superseded rows are dropped by their positions
 WINNER_BYTES = 32 << 20
 
 
 def _read_by_winning_run(plan: ReadPlan, spark: SparkSession, buckets: Sequence[BucketPlan],
                          opts: MergeOptions) -> DataFrame | None:
     """The buckets' winning versions kept by the JVM's key filter
-    (:func:`schemalab.engine.kept_rows.key_filter`): each key's winning run, a byte per key
-    of the keys' span, and each row kept where that run is its file's. The scan reads no
-    row position (Spark's row-index column cost 0.19 s of CPU per 10M rows), and a row a
-    deletion vector deletes needs none either: it is no version, so its key's winning run
-    is another (or none). Buckets whose keys never meet share one array (a domain): all of
-    a table's buckets where its partitions do not repeat keys. None where the JVM filter is
-    not available, or where this does not apply: a key twice in a file or in a run, more
-    than 255 runs in a bucket, file names not unique, a file Spark would not scan (Avro),
-    or more than :data:`WINNER_BYTES` of arrays."""
-    import numpy as np
+    (:func:`schemalab.engine.kept_rows.key_filter`): each key's winning run, found on the
+    driver (:func:`_winning_runs`), tells which of each file's keys it keeps, and each row
+    is tested by its key against those. The scan reads no row position (Spark's row-index
+    column cost 0.19 s of CPU per 10M rows), and a row a deletion vector deletes needs none
+    either: it is no version, so its key's winning run is another (or none). None where the
+    JVM filter is not available, or where this does not apply: a key twice in a file or in
+    a run, more than 255 runs in a bucket, file names not unique, a file Spark would not
+    scan (Avro), or more than :data:`WINNER_BYTES` of arrays."""
     from pyspark.sql import functions as F
 
     key = walk_key(plan, opts)
@@ -332,6 +331,33 @@ def _read_by_winning_run(plan: ReadPlan, spark: SparkSession, buckets: Sequence[
     span = max(int(k[-1]) for k in present) - first + 1
     if span > WINNER_BYTES:
         return None
+    found = _winning_runs(plan, buckets, keys, first, span, opts)
+    if found is None:
+        return None
+    domains, place = found
+    bare = plan.map_files(
+        lambda f: dataclasses.replace(f, deletes=()) if f.path in place else f)
+    kept = []
+    for f in files:
+        d, run = place[f.path]
+        k = keys[f.path]
+        kept.append((file_name(f), k, domains[d][k - first] == run))
+    keep = kept_rows.key_filter(spark, kept, F.col(quote(key)).cast("bigint"), plan.table)
+    df = versions(bare, spark, files=files)
+    return None if keep is None or df is None else df.where(keep)
+
+
+def _winning_runs(plan: ReadPlan, buckets: Sequence[BucketPlan],
+                  keys: dict[str, npt.NDArray[np.int64]], first: int, span: int,
+                  opts: MergeOptions
+                  ) -> tuple[list[npt.NDArray[np.uint8]], dict[str, tuple[int, int]]] | None:
+    """Each key's winning run (from 1, 0 for none), a byte per key from ``first`` over
+    ``span`` keys, in as few arrays (domains) as the buckets allow: buckets whose keys never
+    meet share one (all of a table's buckets where its partitions do not repeat keys). With
+    each file's (domain, run) by path. None where a run's files share a key, or more than
+    :data:`WINNER_BYTES` of arrays would be needed."""
+    import numpy as np
+
     domains: list[tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint8]]] = []
     place: dict[str, tuple[int, int]] = {}
     for b in buckets:
@@ -355,16 +381,9 @@ def _read_by_winning_run(plan: ReadPlan, spark: SparkSession, buckets: Sequence[
                     k = k[_alive(len(k), deleted_positions(f, plan.table))]
                 winners[k - first] = run
                 place[f.path] = (d, run)
-    if len(place) != len(files):
+    if len(place) != sum(len(b.files) for b in buckets):
         return None  # a file of no run (the runs are made of the buckets' files)
-    bare = plan.map_files(
-        lambda f: dataclasses.replace(f, deletes=()) if f.path in place else f)
-    keep = kept_rows.key_filter(
-        spark, first, [w for _, w in domains],
-        [(file_name(f), *place[f.path]) for f in files],
-        F.col(quote(key)).cast("bigint"), plan.table)
-    df = versions(bare, spark, files=files)
-    return None if keep is None or df is None else df.where(keep)
+    return [w for _, w in domains], place
 
 
 def _strictly_increasing(keys: npt.NDArray[np.int64]) -> bool:
