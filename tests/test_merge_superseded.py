@@ -214,7 +214,7 @@ def test_past_the_key_filter_s_bound_positions_are_tested(
     df = wh.table("t").read()
     text = df._jdf.queryExecution().executedPlan().toString()
     assert "_tmp_metadata_row_index" in text, text
-    assert ("schemalab_kept_rows(" in text) == (tested_by == "jvm"), text
+    assert ("schemalab_kept_rows.test(" in text) == (tested_by == "jvm"), text
     assert ("file_size" in text) == (tested_by == "expressions"), text
     assert _sorted(df) == _expected(_reference(commits, "deduplicate"))
 
@@ -229,11 +229,12 @@ def test_the_key_filter_refuses_a_key_the_driver_did_not_read(spark: Any,
 
     from schemalab.engine import kept_rows
 
-    for name, ks in (("f.parquet", [1, 2, 3]), ("g.parquet", [2, 7])):
+    for name, ks in (("f.parquet", [1, 2, 3]), ("g.parquet", [2, 7]), ("h.parquet", [1, None])):
         pq.write_table(pa.table({"k": pa.array(ks, pa.int64())}), tmp_path / name)
     keep = kept_rows.key_filter(spark, [
         ("f.parquet", np.array([1, 2, 3]), np.array([True, False, True])),
-        ("g.parquet", np.array([2, 4]), np.array([True, True]))], F.col("k"), "db.t")
+        ("g.parquet", np.array([2, 4]), np.array([True, True])),
+        ("h.parquet", np.array([1, 2]), np.array([True, True]))], F.col("k"), "db.t")
     assert keep is not None
     f = spark.read.parquet(str(tmp_path / "f.parquet"))
     assert sorted(r.k for r in f.where(keep).collect()) == [1, 3]
@@ -241,6 +242,9 @@ def test_the_key_filter_refuses_a_key_the_driver_did_not_read(spark: Any,
     with pytest.raises(Exception, match="Reading db.t: .*g.parquet holds key 7, which the "
                                         "driver did not read in it"):
         g.where(keep).collect()
+    h = spark.read.parquet(str(tmp_path / "h.parquet"))
+    with pytest.raises(Exception, match=r"Reading db.t: a row has no key \(NULL\)"):
+        h.where(keep).collect()
 
 
 @pytest.mark.parametrize("kept", [
@@ -294,17 +298,17 @@ def test_the_key_filter_s_cursor_finds_keys_read_in_any_order(spark: Any) -> Non
 
     if not kept_rows.available(spark):
         pytest.skip("no JVM filter in this session")
-    base = 2**32  # keys past an INT, so py4j passes them as the Long the UDF is given
+    base = 2**32  # keys past an INT
     keys = base + np.array([0, 3, 5, 8, 13, 21])
     kept = np.array([True, False, True, True, False, True])
     payload = b"".join([jvm_udfs.text("db.t"), *kept_rows._key_payload(
         "db.t", [("f.parquet", keys, kept)])])
-    udf = jvm_udfs.instance(spark, jvm_udfs.udf_class(spark, "KeptRows"), payload)
+    test = jvm_udfs.instance(spark, jvm_udfs.udf_class(spark, "KeptRows"), payload)
     holder = spark.sparkContext._jvm.org.apache.spark.rdd.InputFileBlockHolder
     holder.set("file:/w/f.parquet", 0, 0)
     try:
         order = [8, 13, 0, 3, 21, 5, 13, 8, 0]
-        got = [bool(udf.call(base + k)) for k in order]  # type: ignore[attr-defined]
+        got = [test.test(base + k) for k in order]  # type: ignore[attr-defined]
     finally:
         holder.unset()
     of = dict(zip((keys - base).tolist(), kept.tolist(), strict=True))

@@ -361,7 +361,7 @@ def test_iceberg_deletion_vectors_read_as_iceberg_reads_them(remote_spark: Any,
             continue  # a snapshot without deletion vectors
         tested += 1
         if remote_kind == "connect":  # no JVM on the client: Spark expressions
-            assert "file_size" in plan and "schemalab_kept_rows(" not in plan, plan
+            assert "file_size" in plan and "schemalab_kept_rows.test(" not in plan, plan
         else:
-            assert "schemalab_kept_rows(" in plan and "file_size" not in plan, plan
+            assert "schemalab_kept_rows.test(" in plan and "file_size" not in plan, plan
     assert tested

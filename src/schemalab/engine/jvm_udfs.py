@@ -1,10 +1,11 @@
-"""schemalab's own Spark UDFs, written in Java (``src/schemalab/jvm/*.java``, shipped as
-package data), for the per-row steps that Spark expressions do slowly:
+"""schemalab's own Spark functions, written in Java (``src/schemalab/jvm/*.java``, shipped
+as package data), for the per-row steps that Spark expressions do slowly:
 
 - ``KeptRows`` (:mod:`schemalab.engine.kept_rows`): the rows a read keeps, tested by
-  position or by key against the scan's current input file;
+  position or by key against the scan's current input file: a ``LongPredicate`` that
+  :func:`predicate` puts in the plan, called with the primitive value;
 - ``NewerValues`` (:mod:`schemalab.engine.merge.lookup`): a merge's newer version of a key,
-  a value looked up by the key's rank in primitive arrays.
+  a value looked up by the key's rank in primitive arrays: a UDF (:func:`udf`).
 
 The classes are compiled when a session first needs them by the Janino compiler Spark ships
 (Spark compiles its generated code with it): no JDK and no build step. The driver's
@@ -31,7 +32,7 @@ import tempfile
 import threading
 import zipfile
 from importlib import resources
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, SparkSession
@@ -42,6 +43,10 @@ ENABLED = "spark.schemalab.jvm.enabled"
 _PACKAGE = "schemalab.spark"
 _FOLDER = "jvm"
 _ATTR = "_schemalab_jvm_udfs"
+#: Catalyst's expression that calls a method of an object in generated code (Spark 4.3's
+#: constructor: target, method, result type, arguments, their types, propagateNull,
+#: returnNullable, isDeterministic)
+_INVOKE = "org.apache.spark.sql.catalyst.expressions.objects.Invoke"
 _lock = threading.Lock()
 _log = logging.getLogger(__name__)
 
@@ -111,6 +116,49 @@ def call(spark: SparkSession, function: object, value: Column) -> Column:
     assert jvm is not None
     seq = jvm.PythonUtils.toSeq([value._jc])  # type: ignore[attr-defined]
     return cast("Column", ClassicColumn(function.apply(seq)))  # type: ignore[attr-defined]
+
+
+def predicate(spark: SparkSession, test: object, value: Column, if_null: str
+              ) -> Column | None:
+    """Whether ``test`` (a ``java.util.function.LongPredicate`` of ``spark``'s JVM) holds
+    for ``value`` (a BIGINT column), as a Catalyst ``Invoke`` of its ``test(long)``: Spark's
+    generated code calls it with the primitive value, where a UDF boxes the value and its
+    result per row. Plans show it as ``invoke(<test's toString>.test(...))``. A NULL value
+    fails the read with the message ``if_null``. None where this Spark builds no such
+    expression (its ``Invoke`` differs): the callers then use Spark expressions."""
+    from py4j.protocol import Py4JError
+    from pyspark.sql import functions as F
+    from pyspark.sql.classic.column import Column as ClassicColumn
+
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    try:
+        types = jvm.org.apache.spark.sql.types
+        expressions = jvm.org.apache.spark.sql.catalyst.expressions
+        target = expressions.Literal(test, types.ObjectType(
+            jvm.java.lang.Class.forName("java.util.function.LongPredicate")))
+        # the value is never NULL past the coalesce: no null test in the Invoke
+        arg = spark._jsparkSession.expression(  # type: ignore[attr-defined]
+            F.coalesce(value, F.raise_error(F.lit(if_null)))._jc)
+        seq = jvm.PythonUtils.toSeq  # type: ignore[attr-defined]
+        invoke = _java_class(jvm, _INVOKE)(
+            target, "test", types.DataTypes.BooleanType, seq([arg]), seq([]),
+            False, False, True)  # propagateNull, returnNullable, isDeterministic
+        column = jvm.org.apache.spark.sql.classic.ExpressionUtils.column(invoke)
+    except (Py4JError, TypeError) as e:  # a constructor it lacks; a class it lacks
+        _log.info("schemalab: this Spark builds no Invoke of a predicate (%s); Spark "
+                  "expressions do its work", e)
+        return None
+    return cast("Column", ClassicColumn(column))
+
+
+def _java_class(jvm: object, name: str) -> Any:
+    """The py4j view of the JVM class ``name`` (a package where the JVM has no such class:
+    calling it raises ``TypeError``)."""
+    view = jvm
+    for part in name.split("."):
+        view = getattr(view, part)
+    return view
 
 
 def text(s: str) -> bytes:
