@@ -205,7 +205,7 @@ def test_past_the_key_filter_s_bound_positions_are_tested(
         spark: Any, tmp_path: Path, tested_by: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Winning runs past ``WINNER_BYTES`` (a byte per key of the span) are not sent: the
     JVM's filter tests the superseded rows' positions instead, with the same rows."""
-    from schemalab.engine import session_cache
+    from schemalab.engine import kept_rows, session_cache
 
     wh = sl.Warehouse(tmp_path, spark=spark)
     commits = _write(wh, "t")
@@ -214,7 +214,7 @@ def test_past_the_key_filter_s_bound_positions_are_tested(
     df = wh.table("t").read()
     text = df._jdf.queryExecution().executedPlan().toString()
     assert "_tmp_metadata_row_index" in text, text
-    assert ("schemalab_kept_rows.test(" in text) == (tested_by == "jvm"), text
+    assert (kept_rows.FILTER_NAME + ".test(" in text) == (tested_by == "jvm"), text
     assert ("file_size" in text) == (tested_by == "expressions"), text
     assert _sorted(df) == _expected(_reference(commits, "deduplicate"))
 

@@ -343,6 +343,7 @@ def test_iceberg_deletion_vectors_read_as_iceberg_reads_them(remote_spark: Any,
     from iceberg_canonical import canonical_frame
 
     import schemalab as sl
+    from schemalab.engine import kept_rows
 
     fixtures = Path(__file__).parent / "fixtures" / "iceberg-java-1.10"
     with tarfile.open(fixtures / "iceberg-java-1.10.2-tables.tar.gz") as tar:
@@ -361,7 +362,7 @@ def test_iceberg_deletion_vectors_read_as_iceberg_reads_them(remote_spark: Any,
             continue  # a snapshot without deletion vectors
         tested += 1
         if remote_kind == "connect":  # no JVM on the client: Spark expressions
-            assert "file_size" in plan and "schemalab_kept_rows.test(" not in plan, plan
+            assert "file_size" in plan and kept_rows.FILTER_NAME + ".test(" not in plan, plan
         else:
-            assert "schemalab_kept_rows.test(" in plan and "file_size" not in plan, plan
+            assert kept_rows.FILTER_NAME + ".test(" in plan and "file_size" not in plan, plan
     assert tested

@@ -18,7 +18,8 @@ wall time with that filter, 1.19x by position here and 1.04x by key (each key's 
 run then a byte per key of the span). Testing a file's listed keys with a cursor instead
 took 0.314 s against that byte array's 0.391 s (every version read, no filter: 0.209 s;
 15 interleaved rounds, load 1.9-2.0); called as a predicate with the primitive key instead
-of as a UDF, 0.298 s against 0.358 s (31 rounds, load 1.8-2.6).
+of as a UDF, 0.258-0.298 s against 0.284-0.358 s (three runs of 25-41 rounds, load
+1.5-2.6).
 
 Where the class is not available (Spark Connect, a class that cannot be built, the
 session's ``spark.schemalab.jvm.enabled`` false: see :mod:`schemalab.engine.jvm_udfs`) the
@@ -42,8 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, SparkSession
 
 _CLASS = "KeptRows"
-#: the filter's name in Spark's plans (``KeptRows``' toString)
-UDF_NAME = "schemalab_kept_rows"
+#: the filter's name in Spark's plans, ``invoke(schemalab_kept_rows.test(...))``
+#: (``KeptRows``' toString)
+FILTER_NAME = "schemalab_kept_rows"
 
 
 def position_filter(spark: SparkSession, bitmaps: Sequence[tuple[str, npt.NDArray[np.int64]]],
@@ -57,7 +59,7 @@ def position_filter(spark: SparkSession, bitmaps: Sequence[tuple[str, npt.NDArra
     parts = [struct.pack("<ii", _BY_POSITION, len(bitmaps))]
     for name, words in bitmaps:
         parts += [text(name), struct.pack("<i", len(words)), words.astype("<i8").tobytes()]
-    return _filter(spark, table, parts, position)
+    return _filter(spark, table, parts, position, "position from Spark's reader")
 
 
 def key_filter(spark: SparkSession,
@@ -69,7 +71,7 @@ def key_filter(spark: SparkSession,
     BIGINT column. A key outside its file's lowest and highest (the file changed under the
     read), a NULL key or a file not among ``files`` fails the read naming ``table``. None
     where the JVM filter is not available."""
-    return _filter(spark, table, _key_payload(table, files), key)
+    return _filter(spark, table, _key_payload(table, files), key, "key")
 
 
 def _key_payload(table: str,
@@ -103,11 +105,12 @@ _BY_POSITION, _BY_KEY = 0, 1
 _MAX_OFFSET = 2**31 - 1
 
 
-def _filter(spark: SparkSession, table: str, parts: list[bytes], value: Column
+def _filter(spark: SparkSession, table: str, parts: list[bytes], value: Column, what: str
             ) -> Column | None:
     """The filter of a ``KeptRows`` reading ``parts`` after the table's name (what its
     constructor reads: little-endian, each text and array after its length), applied to
-    ``value``; the instance kept for the session by its payload's digest."""
+    ``value`` (a row's ``what``); the instance kept for the session by its payload's
+    digest."""
     cls = jvm_udfs.udf_class(spark, _CLASS)
     if cls is None:
         return None
@@ -122,7 +125,5 @@ def _filter(spark: SparkSession, table: str, parts: list[bytes], value: Column
         test = jvm_udfs.instance(spark, cls, payload)
         frames.put(digest, (len(payload), test))
         hold(len(payload))
-    what = "position from Spark's reader" if parts[0][:4] == struct.pack("<i", _BY_POSITION) \
-        else "key"
     return jvm_udfs.predicate(spark, test, value,
                               f"Reading {table}: a row has no {what} (NULL)")
