@@ -203,8 +203,9 @@ def test_partitioned_tables_walk_each_bucket_by_its_own_key(
 
 def test_past_the_key_filter_s_bound_positions_are_tested(
         spark: Any, tmp_path: Path, tested_by: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Winning runs past ``WINNER_BYTES`` (a byte per key of the span) are not sent: the
-    JVM's filter tests the superseded rows' positions instead, with the same rows."""
+    """Winning runs past ``WINNER_BYTES`` (a byte per key of the span, on the driver) are
+    not built: the JVM's filter tests the superseded rows' positions instead, with the same
+    rows."""
     from schemalab.engine import kept_rows, session_cache
 
     wh = sl.Warehouse(tmp_path, spark=spark)

@@ -22,7 +22,8 @@ of as a UDF, 0.258-0.298 s against 0.284-0.358 s (three runs of 25-41 rounds, lo
 1.5-2.6).
 
 Where the class is not available (Spark Connect, a class that cannot be built, the
-session's ``spark.schemalab.jvm.enabled`` false: see :mod:`schemalab.engine.jvm_udfs`) the
+session's ``spark.schemalab.jvm.enabled`` false: see :mod:`schemalab.engine.jvm_udfs`), or
+the Spark has no ``Invoke`` as :func:`schemalab.engine.jvm_udfs.predicate` builds it, the
 filters return None and the callers use Spark expressions: slower, the same rows.
 """
 
