@@ -374,19 +374,22 @@ def test_a_spark_without_the_predicate_s_expression_leaves_the_expressions(
         tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
     """Where this Spark has no Catalyst ``Invoke`` as schemalab calls it (here: a class
-    name it does not know), the JVM filter is not put in the plan: the log says so, and the
+    name it does not know), the JVM filter is not available: the log says so, and the
     deletes are read by expressions, with the same rows."""
     import logging
 
-    from schemalab.engine import jvm_udfs, session_cache
+    from schemalab.engine import jvm_udfs, kept_rows, session_cache
 
     monkeypatch.setattr(jvm_udfs, "_INVOKE", "org.apache.spark.sql.catalyst.NoSuchInvoke")
+    monkeypatch.setattr(jvm_udfs, "_INVOKES_ATTR", "_schemalab_jvm_invokes_test")
     session_cache.clear(spark)
     files = [_file(tmp_path / "a.parquet", range(0, 10), [4])]
     with caplog.at_level(logging.INFO, logger=jvm_udfs.__name__):
+        assert not kept_rows.available(spark)
         assert any("file_size" in s for s in _scans(files, spark))
-    assert "this Spark builds no Invoke of a predicate" in caplog.text
+    assert caplog.text.count("this Spark builds no Invoke of a predicate") == 1  # probed once
     assert _read(files, spark) == [i for i in range(10) if i != 4]
+    delattr(spark.sparkContext, "_schemalab_jvm_invokes_test")
     session_cache.clear(spark)
 
 

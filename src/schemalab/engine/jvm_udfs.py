@@ -47,6 +47,8 @@ _ATTR = "_schemalab_jvm_udfs"
 #: constructor: target, method, result type, arguments, their types, propagateNull,
 #: returnNullable, isDeterministic)
 _INVOKE = "org.apache.spark.sql.catalyst.expressions.objects.Invoke"
+#: where a SparkContext keeps whether it builds that Invoke (:func:`invokes`)
+_INVOKES_ATTR = "_schemalab_jvm_invokes"
 _lock = threading.Lock()
 _log = logging.getLogger(__name__)
 
@@ -118,6 +120,28 @@ def call(spark: SparkSession, function: object, value: Column) -> Column:
     return cast("Column", ClassicColumn(function.apply(seq)))  # type: ignore[attr-defined]
 
 
+def invokes(spark: SparkSession) -> bool:
+    """Whether ``spark`` builds the Catalyst ``Invoke`` that :func:`predicate` makes: tried
+    once per SparkContext, and logged where it does not (another Spark's ``Invoke`` or
+    column conversion)."""
+    from py4j.protocol import Py4JError
+    from pyspark.sql import functions as F
+
+    sc = spark.sparkContext
+    with _lock:
+        found = getattr(sc, _INVOKES_ATTR, None)
+        if found is None:
+            try:
+                _predicate_column(spark, None, F.lit(None).cast("bigint"), "")
+                found = True
+            except (Py4JError, TypeError) as e:  # a constructor it lacks; a class it lacks
+                _log.info("schemalab: this Spark builds no Invoke of a predicate (%s); Spark "
+                          "expressions do its work", e)
+                found = False
+            setattr(sc, _INVOKES_ATTR, found)
+    return bool(found)
+
+
 def predicate(spark: SparkSession, test: object, value: Column, if_null: str
               ) -> Column | None:
     """Whether ``test`` (a ``java.util.function.LongPredicate`` of ``spark``'s JVM) holds
@@ -125,30 +149,32 @@ def predicate(spark: SparkSession, test: object, value: Column, if_null: str
     generated code calls it with the primitive value, where a UDF boxes the value and its
     result per row. Plans show it as ``invoke(<test's toString>.test(...))``. A NULL value
     fails the read with the message ``if_null``. None where this Spark builds no such
-    expression (its ``Invoke`` differs): the callers then use Spark expressions."""
-    from py4j.protocol import Py4JError
+    expression (:func:`invokes`): the callers then use Spark expressions."""
+    if not invokes(spark):
+        return None
+    return _predicate_column(spark, test, value, if_null)
+
+
+def _predicate_column(spark: SparkSession, test: object, value: Column, if_null: str
+                      ) -> Column:
+    """:func:`predicate`'s column, built whatever this Spark is (py4j's errors raised)."""
     from pyspark.sql import functions as F
     from pyspark.sql.classic.column import Column as ClassicColumn
 
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    try:
-        types = jvm.org.apache.spark.sql.types
-        expressions = jvm.org.apache.spark.sql.catalyst.expressions
-        target = expressions.Literal(test, types.ObjectType(
-            jvm.java.lang.Class.forName("java.util.function.LongPredicate")))
-        # the value is never NULL past the coalesce: no null test in the Invoke
-        arg = spark._jsparkSession.expression(  # type: ignore[attr-defined]
-            F.coalesce(value, F.raise_error(F.lit(if_null)))._jc)
-        seq = jvm.PythonUtils.toSeq  # type: ignore[attr-defined]
-        invoke = _java_class(jvm, _INVOKE)(
-            target, "test", types.DataTypes.BooleanType, seq([arg]), seq([]),
-            False, False, True)  # propagateNull, returnNullable, isDeterministic
-        column = jvm.org.apache.spark.sql.classic.ExpressionUtils.column(invoke)
-    except (Py4JError, TypeError) as e:  # a constructor it lacks; a class it lacks
-        _log.info("schemalab: this Spark builds no Invoke of a predicate (%s); Spark "
-                  "expressions do its work", e)
-        return None
+    types = jvm.org.apache.spark.sql.types
+    expressions = jvm.org.apache.spark.sql.catalyst.expressions
+    target = expressions.Literal(test, types.ObjectType(
+        jvm.java.lang.Class.forName("java.util.function.LongPredicate")))
+    # the value is never NULL past the coalesce: no null test in the Invoke
+    arg = spark._jsparkSession.expression(  # type: ignore[attr-defined]
+        F.coalesce(value, F.raise_error(F.lit(if_null)))._jc)
+    seq = jvm.PythonUtils.toSeq  # type: ignore[attr-defined]
+    invoke = _java_class(jvm, _INVOKE)(
+        target, "test", types.DataTypes.BooleanType, seq([arg]), seq([]),
+        False, False, True)  # propagateNull, returnNullable, isDeterministic
+    column = jvm.org.apache.spark.sql.classic.ExpressionUtils.column(invoke)
     return cast("Column", ClassicColumn(column))
 
 

@@ -95,9 +95,10 @@ def _key_payload(table: str,
 
 
 def available(spark: SparkSession) -> bool:
-    """Whether :func:`position_filter` and :func:`key_filter` test rows in ``spark``'s JVM
-    (the class is built on first use)."""
-    return jvm_udfs.udf_class(spark, _CLASS) is not None
+    """Whether :func:`position_filter` and :func:`key_filter` test rows in ``spark``'s JVM:
+    the class is built (on first use) and the Spark puts it in a plan
+    (:func:`schemalab.engine.jvm_udfs.invokes`)."""
+    return jvm_udfs.udf_class(spark, _CLASS) is not None and jvm_udfs.invokes(spark)
 
 
 #: the kinds of test ``KeptRows`` makes (see the Java source)
@@ -112,9 +113,9 @@ def _filter(spark: SparkSession, table: str, parts: list[bytes], value: Column, 
     constructor reads: little-endian, each text and array after its length), applied to
     ``value`` (a row's ``what``); the instance kept for the session by its payload's
     digest."""
-    cls = jvm_udfs.udf_class(spark, _CLASS)
-    if cls is None:
+    if not available(spark):
         return None
+    cls = jvm_udfs.udf_class(spark, _CLASS)
     payload = b"".join([text(table), *parts])
     digest = b"kept-rows" + hashlib.blake2b(payload, digest_size=20).digest()
     frames = session_frames(spark)
