@@ -20,6 +20,7 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from schemalab.engine import kept_scan
 from schemalab.engine.arrow_read import read_file
 from schemalab.engine.deletes import (
     FILE_NAME_COL,
@@ -70,6 +71,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql import types as st
 
+    from schemalab.engine.merge.keyset import KeyBitmap
+
 ID_SCAN_PREFIX = "_sl_f"
 #: internal Spark column names a primary-key read adds to each row
 SEQ_COL = "__sl_seq"
@@ -80,13 +83,16 @@ _ROWS_ONLY_ID = 2**31 - 1
 
 
 def read_group(plan: ReadPlan, group: FileGroup, spark: SparkSession, *, system: bool = False,
-               with_file: bool = False, row_ids: bool = False) -> DataFrame:
+               with_file: bool = False, row_ids: bool = False,
+               drop_held: KeyBitmap | None = None) -> DataFrame:
     """The files of ``group`` in the plan's schema, without their deleted rows. ``system``
     adds the primary-key files' ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (as ``__sl_seq``,
     ``__sl_kind``), ``with_file`` each row's file (``__sl_file``), ``row_ids`` what a row id
-    is made of (see :func:`_row_id_columns`)."""
+    is made of (see :func:`_row_id_columns`). ``drop_held``: without the rows whose key
+    (the bitmap's column, one integer column of the plan) it holds — dropped by Spark's
+    Parquet reader itself where :mod:`schemalab.engine.kept_scan` applies, else filtered."""
     eqs = [e for e in plan.equality_deletes if any(e.applies_to(f) for f in group.files)]
-    how = _Scan(plan, group, spark, system, with_file, bool(eqs), row_ids)
+    how = _Scan(plan, group, spark, system, with_file, bool(eqs), row_ids, drop_held)
     frames = [how.driver(files) if driver else how.native(files)
               for files, driver in _scans(group.files, bool(eqs))]
     df = functools.reduce(lambda a, b: a.union(b), frames)
@@ -124,11 +130,47 @@ class _Scan:
     """How the scans of one group are read (see :func:`read_group`)."""
 
     def __init__(self, plan: ReadPlan, group: FileGroup, spark: SparkSession, system: bool,
-                 with_file: bool, names: bool, row_ids: bool = False) -> None:
+                 with_file: bool, names: bool, row_ids: bool = False,
+                 drop_held: KeyBitmap | None = None) -> None:
         self.plan, self.group, self.session = plan, group, spark
         self.system, self.with_file, self.names = system, with_file, names
         self.row_ids = row_ids
         self.columns = (*group.columns, *group.extra)
+        self.drop_held = drop_held
+
+    def _without_held(self, df: DataFrame, by_id_prefix: str | None, positions: bool
+                      ) -> DataFrame | None:
+        """The scan ``df`` (by field id with ``by_id_prefix``, else by the files' names)
+        without the rows :attr:`drop_held` holds, dropped by the reader; None where that
+        does not apply and the caller must filter (:meth:`_filtered`). Not with deletes by
+        position: their filter reads the row positions of the scan as Spark's own format
+        gives them."""
+        if self.drop_held is None or positions or self.group.format != "parquet":
+            return None
+        scanned = self._key_column(by_id_prefix)
+        if scanned is None:
+            return None
+        return kept_scan.without_held(df, scanned, self.drop_held, self.session,
+                                      self.plan.table)
+
+    def _filtered(self, df: DataFrame) -> DataFrame:
+        """``df`` (the plan's columns) without the rows :attr:`drop_held` holds, by a filter
+        on its key column."""
+        assert self.drop_held is not None
+        return df.where(~self.drop_held.test(self.session))
+
+    def _key_column(self, by_id_prefix: str | None) -> str | None:
+        """The scan's column of :attr:`drop_held`'s key: ``<prefix><id>`` in a scan by
+        field id, else the file's own name; None where the files lack it."""
+        assert self.drop_held is not None
+        for c in self.columns:
+            if c.target.name != self.drop_held.key:
+                continue
+            if by_id_prefix is not None:
+                return f"{by_id_prefix}{c.target.id}" if _scanned(c) else None
+            return None if c.source is None or c.source.name in dict(self.group.stored) \
+                else c.source.name
+        return None
 
     def native(self, files: list[DataFile]) -> DataFrame:
         """A scan by Spark's Parquet or ORC reader; deletes by position dropped."""
@@ -167,6 +209,8 @@ class _Scan:
                 fields = [st.StructField("_sl_rows", st.IntegerType(), True,
                                          {FIELD_ID_KEY: _ROWS_ONLY_ID})]
             df = _read(self.session, group.format, st.StructType(fields + extra_fields), paths)
+            kept = self._without_held(df, prefix, positions)
+            df = df if kept is None else kept
             # Spark reads every file column as nullable (file sources apply ``asNullable``
             # to a user schema), and a cast may not turn a nullable ARRAY element / MAP
             # value / ROW field into a NOT NULL one: cast to the all-nullable target type.
@@ -188,8 +232,11 @@ class _Scan:
             df = _read(self.session, group.format,
                        st.StructType(read_fields + extra_fields)
                        if read_fields or extra_fields else None, paths)
+            kept = self._without_held(df, None, positions)
+            df = df if kept is None else kept
             cols = self._evolved(stored)
-        return self._kept(df, files, [*cols, *extra_cols], positions, row_index)
+        out = self._kept(df, files, [*cols, *extra_cols], positions, row_index)
+        return out if self.drop_held is None or kept is not None else self._filtered(out)
 
     def _kept(self, df: DataFrame, files: list[DataFile], cols: list[Column],
               positions: bool, row_index: bool) -> DataFrame:
@@ -287,7 +334,8 @@ class _Scan:
             extra_cols.append(F.col(FILE_COL))
         if self.names:
             extra_cols.append(F.col(FILE_NAME_COL))
-        return df.select(*self._evolved({}), *extra_cols)
+        out = df.select(*self._evolved({}), *extra_cols)
+        return out if self.drop_held is None else self._filtered(out)
 
 
 def _stored_row_tracking() -> tuple[list[st.StructField], list[Column]]:

@@ -39,6 +39,7 @@ from schemalab.engine.merge.keyset import (
     KeyBitmap,
     KeyRange,
     dense_keys,
+    held_bitmap,
     int_key,
     key_bitmap,
     key_values,
@@ -120,8 +121,8 @@ def merged(plan: ReadPlan, spark: SparkSession, *, batch: bool = True,
     names = [*m.names, SEQ_COL, KIND_COL]
     out: list[DataFrame] = []
 
-    def read(files: list[DataFile]) -> DataFrame | None:
-        df = versions(plan, spark, files=files)
+    def read(files: list[DataFile], drop_held: KeyBitmap | None = None) -> DataFrame | None:
+        df = versions(plan, spark, files=files, drop_held=drop_held)
         return None if df is None else _ordered(df, names)
 
     raw = read([f for b in buckets if b.strategy == "raw" for f in b.files])
@@ -243,28 +244,40 @@ def _union(frames: Sequence[DataFrame]) -> DataFrame:
     return df
 
 
-def _newest(plan: ReadPlan, spark: SparkSession,
-            read: Callable[[list[DataFile]], DataFrame | None], buckets: list[BucketPlan],
-            m: MergeInput) -> DataFrame:
+def _newest(plan: ReadPlan, spark: SparkSession, read: Callable[..., DataFrame | None],
+            buckets: list[BucketPlan], m: MergeInput) -> DataFrame:
     """Deduplicate without a shuffle or sort of the rows. Every file outside the base is
     newer than the base, so a base row stays if no other file holds its key (looked up
-    among their few keys: :mod:`schemalab.engine.merge.keyset`). Where they share no key, each
-    of their rows is its key's newest; otherwise the newest sequence number of each of
-    their keys is broadcast and a row stays if it is its key's newest. Retractions are
-    dropped after."""
+    among their few keys: :mod:`schemalab.engine.merge.keyset`; with a bitmap of them, the
+    base's rows are dropped by Spark's Parquet reader itself, :mod:`schemalab.engine.kept_scan`,
+    else by a filter or a join). Where they share no key, each of their rows is its key's
+    newest; otherwise the newest sequence number of each of their keys is broadcast and a
+    row stays if it is its key's newest. Retractions are dropped after."""
     from pyspark.sql import functions as F
 
     keys = [F.col(quote(k)) for k in m.keys]
     base_files = [f for b in buckets for f in b.base]
     rest_files = [f for b in buckets for f in b.rest]
-    base, rest = read(base_files), read(rest_files)
-    assert base is not None and rest is not None  # newest buckets have both
+    rest = read(rest_files)
+    assert rest is not None  # newest buckets have both
     if m.opts.ignore_delete:
-        base, rest = _inserts(base, base_files, m), _inserts(rest, rest_files, m)
+        rest = _inserts(rest, rest_files, m)
     if all(b.rest_disjoint for b in buckets):
-        passed = not_held(base, m.keys, rest, rest_files, plan, spark,
-                          inserts_only=m.opts.ignore_delete)
+        held = held_bitmap(m.keys, rest_files, plan, inserts_only=m.opts.ignore_delete)
+        if held is not None:
+            passed = read(base_files, drop_held=held)
+            assert passed is not None
+        else:
+            base = read(base_files)
+            assert base is not None
+            passed = not_held(_inserts(base, base_files, m) if m.opts.ignore_delete else base,
+                              m.keys, rest, rest_files, plan, spark,
+                              inserts_only=m.opts.ignore_delete)
         return _union([_inserts(passed, base_files, m), _inserts(rest, rest_files, m)])
+    base = read(base_files)
+    assert base is not None
+    if m.opts.ignore_delete:
+        base = _inserts(base, base_files, m)
     newest = rest.groupBy(*keys).agg(F.max(SEQ_COL).alias(_NEWEST))
     rows = base.withColumn(_BASE, F.lit(True)).union(rest.withColumn(_BASE, F.lit(False)))
     joined = rows.join(F.broadcast(newest), on=list(m.keys), how="left")

@@ -245,10 +245,18 @@ def _rowkind_field(plan: ReadPlan) -> str | None:
     return plan.target.effective_options().get("rowkind.field")
 
 
+def held_bitmap(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan, *,
+                inserts_only: bool = False) -> KeyBitmap | None:
+    """The keys of ``files`` as a bitmap (``inserts_only``: of their +I/+U rows), or None
+    where the key is not one integer column, a file's keys cannot be read on the driver, or
+    they span :data:`MAX_SPAN` numbers or more."""
+    values = key_values(keys, files, plan, inserts_only=inserts_only)
+    return None if values is None else key_bitmap(keys[0], values,
+                                                  int_key=int_key(keys, plan))
+
+
 def _bitmap(keys: Sequence[str], files: Sequence[DataFile], plan: ReadPlan,
             spark: SparkSession, *, inserts_only: bool) -> Column | None:
     """The bitmap test of the module's docstring, or None where it does not apply."""
-    values = key_values(keys, files, plan, inserts_only=inserts_only)
-    bitmap = None if values is None else key_bitmap(keys[0], values,
-                                                    int_key=int_key(keys, plan))
+    bitmap = held_bitmap(keys, files, plan, inserts_only=inserts_only)
     return None if bitmap is None else bitmap.test(spark)

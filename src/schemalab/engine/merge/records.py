@@ -20,22 +20,27 @@ from schemalab.engine.spark_reader import quote
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import Column, DataFrame, SparkSession
 
+    from schemalab.engine.merge.keyset import KeyBitmap
+
 __all__ = ["FILE_COL", "KIND_COL", "SEQ_COL", "key_columns", "retract", "versions",
            "value_columns"]
 
 
 def versions(plan: ReadPlan, spark: SparkSession, *, with_file: bool = False,
-             files: Collection[DataFile] | None = None) -> DataFrame | None:
+             files: Collection[DataFile] | None = None,
+             drop_held: KeyBitmap | None = None) -> DataFrame | None:
     """Every row of the plan's files (or of ``files`` among them), evolved to the plan's
     schema, with its sequence number and row kind (and, with ``with_file``, its file path);
-    None when no file is read."""
+    None when no file is read. ``drop_held``: without the rows whose key it holds (see
+    :func:`schemalab.engine.scan.read_group`)."""
     wanted = None if files is None else {f.path for f in files}
     frames = []
     for g in plan.groups:
         chosen = g.files if wanted is None else tuple(f for f in g.files if f.path in wanted)
         if chosen:
             group = g if len(chosen) == len(g.files) else dataclasses.replace(g, files=chosen)
-            frames.append(read_group(plan, group, spark, system=True, with_file=with_file))
+            frames.append(read_group(plan, group, spark, system=True, with_file=with_file,
+                                     drop_held=drop_held))
     if not frames:
         return None
     df = frames[0]
