@@ -86,10 +86,12 @@ def _rows(df: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
-@pytest.fixture(params=["batches", "rows"])
+@pytest.fixture(params=["batches", "rows", "rows-of-batches"])
 def vectorized(request: pytest.FixtureRequest, spark: Any) -> Any:
-    """Each test with Spark's vectorized reader (batches) and without it (rows)."""
-    key = "spark.sql.parquet.enableVectorizedReader"
+    """Each test with Spark's vectorized reader giving batches, without it (rows), and
+    giving rows of its batches (no whole-stage code: the scan then takes rows)."""
+    key = ("spark.sql.codegen.wholeStage" if request.param == "rows-of-batches"
+           else "spark.sql.parquet.enableVectorizedReader")
     spark.conf.set(key, str(request.param == "batches").lower())
     try:
         yield request.param

@@ -6,9 +6,9 @@ scan's own. A merge's ``newest`` buckets keep their base rows this way
 Why not a filter: Spark compiles a filter into the scan's loop, and there any filter that
 drops rows costs some 2-3 ns a row more than one that drops none, whatever it tests
 (``bench/filter_cost.py``). On layout a of ``bench/merge_read.py`` at 30M rows (narrow
-query) the bitmap's filter added 0.16 s to the base's 0.35 s; the reader, which tests the
-key column of each batch in a plain loop and moves the kept rows to the front of each
-column, about 0.05 s.
+query) the bitmap's filter added 0.09-0.16 s to the base's 0.28-0.34 s; the reader, which
+tests the key column of each batch in a plain loop and moves the kept rows to the front of
+each column, 0.015 s.
 
 :func:`without_held` returns None where the reader does not apply — Spark Connect, the
 class not built (see :mod:`schemalab.engine.jvm_udfs`), a column of a type the reader does
