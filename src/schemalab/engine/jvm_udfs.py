@@ -92,6 +92,24 @@ def instance(spark: SparkSession, cls: object, payload: bytes) -> object:
         os.unlink(path)
 
 
+def kept_instance(spark: SparkSession, cls: object, payload: bytes, kind: bytes) -> object:
+    """:func:`instance` of ``cls`` reading ``payload``, kept for the session by a digest of
+    ``kind`` and the payload (a data file and its keys or deletes never change): built, and
+    its data broadcast, once. Charged to the read being built by the payload's bytes."""
+    from schemalab.engine.session_cache import hold, session_frames
+
+    digest = kind + hashlib.blake2b(payload, digest_size=20).digest()
+    frames = session_frames(spark)
+    hit = frames.get(digest)
+    if hit is not None:
+        hold(hit[0])
+        return hit[1]
+    made = instance(spark, cls, payload)
+    frames.put(digest, (len(payload), made))
+    hold(len(payload))
+    return made
+
+
 def udf(spark: SparkSession, name: str, function: object, returns: st.DataType, *,
         nullable: bool = True) -> object:
     """A deterministic UserDefinedFunction of ``function`` (a ``UDF1``) returning Spark type

@@ -29,14 +29,12 @@ filters return None and the callers use Spark expressions: slower, the same rows
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from schemalab.engine import jvm_udfs
 from schemalab.engine.jvm_udfs import text
-from schemalab.engine.session_cache import hold, session_frames
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -116,16 +114,6 @@ def _filter(spark: SparkSession, table: str, parts: list[bytes], value: Column, 
     if not available(spark):
         return None
     cls = jvm_udfs.udf_class(spark, _CLASS)
-    payload = b"".join([text(table), *parts])
-    digest = b"kept-rows" + hashlib.blake2b(payload, digest_size=20).digest()
-    frames = session_frames(spark)
-    hit = frames.get(digest)
-    if hit is not None:
-        hold(hit[0])
-        test = hit[1]
-    else:
-        test = jvm_udfs.instance(spark, cls, payload)
-        frames.put(digest, (len(payload), test))
-        hold(len(payload))
+    test = jvm_udfs.kept_instance(spark, cls, b"".join([text(table), *parts]), b"kept-rows")
     return jvm_udfs.predicate(spark, test, value,
                               f"Reading {table}: a row has no {what} (NULL)")

@@ -4,8 +4,8 @@ scan's own. A merge's ``newest`` buckets keep their base rows this way
 (:mod:`schemalab.engine.merge.keyed_read`).
 
 Why not a filter: Spark compiles a filter into the scan's loop, and there any filter that
-drops rows costs some 2-3 ns a row more than one that drops none, whatever it tests
-(``bench/filter_cost.py``). On layout a of ``bench/merge_read.py`` at 30M rows (narrow
+drops rows costs 0.4-4 ns a row more than one that drops none, whatever it tests
+(``bench/filter_cost.py``, four runs). On layout a of ``bench/merge_read.py`` at 30M rows (narrow
 query) the bitmap's filter added 0.09-0.16 s to the base's 0.28-0.34 s; the reader, which
 tests the key column of each batch in a plain loop and moves the kept rows to the front of
 each column, 0.015 s.
@@ -18,14 +18,12 @@ same rows, slower.
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from typing import TYPE_CHECKING
 
 from schemalab.engine import jvm_udfs
 from schemalab.engine.deletes import bitmap_words
 from schemalab.engine.jvm_udfs import text
-from schemalab.engine.session_cache import hold, session_frames
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -47,6 +45,7 @@ def without_held(df: DataFrame, key_column: str, held: KeyBitmap, spark: SparkSe
     read — without the rows whose ``key_column`` (an integer column of the scan: the
     merge's key as the files hold it) ``held`` holds. A row without a key fails the read
     naming ``table``. None where the reader does not apply (see the module's docstring)."""
+    from pyspark.sql import DataFrame as Frame
     from pyspark.sql import types as st
 
     cls = jvm_udfs.udf_class(spark, _CLASS)
@@ -68,30 +67,20 @@ def without_held(df: DataFrame, key_column: str, held: KeyBitmap, spark: SparkSe
     words = bitmap_words(held.bits)
     payload = b"".join([text(table), text(key_column),
                         struct.pack("<qi", held.lo, len(words)), words.astype("<i8").tobytes()])
-    digest = b"kept-parquet" + hashlib.blake2b(payload, digest_size=20).digest()
-    frames = session_frames(spark)
-    hit = frames.get(digest)
-    if hit is not None:
-        hold(hit[0])
-        fmt = hit[1]
-    else:
-        fmt = jvm_udfs.instance(spark, cls, payload)
-        frames.put(digest, (len(payload), fmt))
-        hold(len(payload))
+    fmt = jvm_udfs.kept_instance(spark, cls, payload, b"kept-parquet")
     r = analyzed.relation()
     relation = r.copy(r.location(), r.partitionSchema(), r.dataSchema(), r.bucketSpec(), fmt,
                       r.options(), r.sparkSession())
     scan = analyzed.copy(relation, analyzed.output(), analyzed.catalogTable(),
                          analyzed.isStreaming(), analyzed.stream())
-    from pyspark.sql import DataFrame as Frame
-
     jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, scan)
     return Frame(jdf, spark)
 
 
 def _moves(t: st.DataType) -> bool:
-    """Whether ``KeptParquet`` moves rows of a column of type ``t`` (every type Spark's
-    Parquet reader gives, at any depth)."""
+    """Whether ``KeptParquet`` moves rows of a column of type ``t``, at any depth: the types
+    ``tests/test_kept_scan.py`` reads through it (not intervals nor VARIANT, which the
+    reader's Java moves too, untested: those scans are filtered)."""
     from pyspark.sql import types as st
 
     if isinstance(t, st.StructType):
