@@ -51,7 +51,7 @@ def candidates(spark: Any, d: str) -> dict[str, Callable[[], Any]]:
 
     import schemalab as sl
     from schemalab.engine.merge.keyed_read import merge_input, plans_of
-    from schemalab.engine.merge.keyset import held_bitmap, not_held
+    from schemalab.engine.merge.keyset import held_bitmap
     from schemalab.engine.merge.records import versions
 
     t = sl.Warehouse(os.path.join(d, "wh"), spark=spark).table("t")
@@ -68,9 +68,10 @@ def candidates(spark: Any, d: str) -> dict[str, Callable[[], Any]]:
     assert base is not None and newer is not None
     greatest = max(f.key_range[1][0] for f in base_files if f.key_range is not None)
     key = F.col("id") + F.lit(0)  # not a column alone: Spark pushes no such filter to Parquet
-    bitmap = not_held(base, m.keys, newer, newer_files, plan, spark)
-    reader = versions(plan, spark, files=base_files,
-                      drop_held=held_bitmap(m.keys, newer_files, plan))
+    held = held_bitmap(m.keys, newer_files, plan)
+    assert held is not None
+    bitmap = base.where(~held.test(spark))
+    reader = versions(plan, spark, files=base_files, drop_held=held)
     assert reader is not None
     frames = {"base": base, "keeps-all": base.where(key != -1),
               "drops-one": base.where(key != greatest),

@@ -270,9 +270,9 @@ def _newest(plan: ReadPlan, spark: SparkSession, read: Callable[..., DataFrame |
         else:
             base = read(base_files)
             assert base is not None
+            # the newer keys make no bitmap: a broadcast anti-join
             passed = not_held(_inserts(base, base_files, m) if m.opts.ignore_delete else base,
-                              m.keys, rest, rest_files, plan, spark,
-                              inserts_only=m.opts.ignore_delete)
+                              m.keys, rest)
         return _union([_inserts(passed, base_files, m), _inserts(rest, rest_files, m)])
     base = read(base_files)
     assert base is not None

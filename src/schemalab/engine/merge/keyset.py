@@ -56,14 +56,10 @@ def without_held(rows: DataFrame, keys: Sequence[str], others: DataFrame,
     return _joined(rows, keys, others, "left_anti"), _joined(rows, keys, others, "left_semi")
 
 
-def not_held(rows: DataFrame, keys: Sequence[str], others: DataFrame,
-             other_files: Sequence[DataFile], plan: ReadPlan, spark: SparkSession, *,
-             inserts_only: bool = False) -> DataFrame:
-    """The first frame of :func:`without_held` only: each frame built costs Spark an
-    analysis of its plan on the driver."""
-    test = _bitmap(keys, other_files, plan, spark, inserts_only=inserts_only)
-    if test is not None:
-        return rows.where(~test)
+def not_held(rows: DataFrame, keys: Sequence[str], others: DataFrame) -> DataFrame:
+    """``rows`` whose key ``others`` does not hold, by a broadcast anti-join: for keys that
+    make no bitmap (:func:`held_bitmap`; those that do are dropped by the scan itself, see
+    :func:`schemalab.engine.scan.read_group`)."""
     return _joined(rows, keys, others, "left_anti")
 
 
